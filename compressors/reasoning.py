@@ -1,0 +1,19 @@
+"""Drop old reasoning parts whole: providers sign them, so they are never edited."""
+
+from __future__ import annotations
+
+from deepmem.types import Context, Original, Part, Result, cache_key
+
+NAME = "reasoning"
+TOOLS: tuple[str, ...] = ()
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Empty the reasoning text and its provider metadata (signature); keep the id."""
+    text = part.get("text")
+    if not isinstance(text, str) or not text:
+        return None
+    key = cache_key(text, NAME)
+    dropped = {k: v for k, v in part.items() if k not in ("metadata", "text")}
+    dropped["text"] = ""
+    return Result(part=dropped, originals=(Original(key, text),))

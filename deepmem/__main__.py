@@ -1,0 +1,7 @@
+"""Entry point for `python -m deepmem`."""
+
+import sys
+
+from deepmem.cli import main
+
+sys.exit(main())

@@ -1,0 +1,105 @@
+"""CCR (compress–cache–retrieve): every cut original, stored by key, restorable byte for byte.
+
+Hot entries live in a bounded in-memory LRU. With a root, every entry is also written to
+`.deep-memory/ccr/<2 hex>/<key>` (content-addressed, so concurrent writers are harmless);
+the folder is kept under a byte cap by evicting the least recently used files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+
+from deepmem.config import memory_dir
+from deepmem.sessionio import atomic_write
+from deepmem.types import Original, Settings, UnknownKeyError
+
+
+class CCRStore:
+    """Originals by key: an LRU in memory, backed by a size-capped folder on disk."""
+
+    def __init__(self, root: str | os.PathLike[str] | None, settings: Settings = Settings()):
+        self.folder = memory_dir(root) / "ccr" if root is not None else None
+        self.memory_entries = settings.ccr_memory_entries
+        self.disk_bytes = settings.ccr_disk_bytes
+        self._hot: OrderedDict[str, str] = OrderedDict()
+        self._disk_total: int | None = None
+
+    def put(self, key: str, text: str) -> None:
+        """Keep an original under its key (a no-op when the key is already stored)."""
+        self._remember(key, text)
+        if self.folder is None:
+            return
+        path = self._path(key)
+        if path.exists():
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        atomic_write(path, data)
+        if self._disk_total is not None:
+            self._disk_total += len(data)
+        self._evict_if_needed()
+
+    def put_all(self, originals: Iterable[Original]) -> None:
+        """Store many originals."""
+        for original in originals:
+            self.put(original.key, original.text)
+
+    def get(self, key: str) -> str:
+        """The original stored under key; UnknownKeyError when it is not (or no longer) kept."""
+        key = key.removeprefix("ccr:").strip().lower()
+        if key in self._hot:
+            self._hot.move_to_end(key)
+            return self._hot[key]
+        if self.folder is not None and len(key) == 32:
+            path = self._path(key)
+            try:
+                text = path.read_bytes().decode("utf-8", "surrogatepass")
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+            else:
+                os.utime(path)
+                self._remember(key, text)
+                return text
+        raise UnknownKeyError(f"unknown CCR key {key!r} (never stored here, or evicted)")
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._hot or (
+            self.folder is not None and len(key) == 32 and self._path(key).exists()
+        )
+
+    def _remember(self, key: str, text: str) -> None:
+        self._hot[key] = text
+        self._hot.move_to_end(key)
+        while len(self._hot) > self.memory_entries:
+            self._hot.popitem(last=False)
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / key
+
+    def _files(self) -> list[tuple[float, int, Path]]:
+        assert self.folder is not None
+        found = []
+        for sub in self.folder.glob("??"):
+            for entry in os.scandir(sub):
+                if entry.is_file() and not entry.name.startswith("."):
+                    stat = entry.stat()
+                    found.append((stat.st_mtime, stat.st_size, Path(entry.path)))
+        return found
+
+    def _evict_if_needed(self) -> None:
+        if self._disk_total is None:
+            self._disk_total = sum(size for _, size, _ in self._files())
+        if self._disk_total <= self.disk_bytes:
+            return
+        target = self.disk_bytes * 9 // 10
+        files = sorted(self._files(), key=lambda item: (item[0], item[2].name))
+        total = sum(size for _, size, _ in files)
+        for _, size, path in files:
+            if total <= target:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+        self._disk_total = total

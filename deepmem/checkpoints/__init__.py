@@ -1,0 +1,1 @@
+"""Compaction checkpoints, resume blocks and consolidation."""

@@ -1,0 +1,49 @@
+"""The `deepmem` command line: one registry of subcommands, errors as one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from deepmem import __version__
+from deepmem.types import DeepmemError
+
+COMMAND_MODULES = (
+    "deepmem.commands.compress",
+    "deepmem.commands.expand",
+)
+"""Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="deepmem", description="Persistent memory and small contexts for OpenCode."
+    )
+    parser.add_argument("--version", action="version", version=f"deepmem {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def add_root(parser: argparse.ArgumentParser) -> None:
+    """The `--root DIR` option every command touching `.deep-memory/` takes."""
+    parser.add_argument(
+        "--root", default=".", metavar="DIR", help="project dir holding .deep-memory/ (default: cwd)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; DeepmemError becomes `deepmem: error: …` and exit code 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except DeepmemError as exc:
+        print(f"deepmem: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130

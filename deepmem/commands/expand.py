@@ -1,0 +1,58 @@
+"""`deepmem expand`: print an original by CCR key, or restore a whole compressed session."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from deepmem.ccr import CCRStore
+from deepmem.cli import add_root
+from deepmem.config import load_settings
+from deepmem.restore import restore_messages
+from deepmem.sessionio import encode_json, read_session, write_output
+from deepmem.types import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `expand` parser."""
+    parser = subparsers.add_parser("expand", help="restore originals from CCR")
+    parser.add_argument("key", nargs="?", help="CCR key (as shown in a marker, ccr: optional)")
+    parser.add_argument("--session", metavar="COMPRESSED", help="restore every part of a compressed session")
+    parser.add_argument("--lines", metavar="A-B", help="only lines A to B (1-based, inclusive)")
+    parser.add_argument("-o", "--output", help="output file (default: stdout)")
+    add_root(parser)
+    parser.set_defaults(run=run)
+
+
+def line_range(text: str, spec: str) -> str:
+    """Lines A–B (1-based, inclusive) of a text; `A-` runs to the end."""
+    start_text, _, end_text = spec.partition("-")
+    try:
+        start = int(start_text)
+        end = int(end_text) if end_text else None
+    except ValueError:
+        raise InputError(f"--lines: expected A-B, got {spec!r}") from None
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[max(start, 1) - 1 : end])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one original, or write the restored session."""
+    store = CCRStore(args.root, load_settings(args.root))
+    if args.session:
+        if args.key:
+            raise InputError("give either a KEY or --session, not both")
+        session = read_session(args.session)
+        session.messages = restore_messages(session.messages, store)
+        write_output(encode_json(session.to_json()), args.output)
+        return 0
+    if not args.key:
+        raise InputError("expand needs a KEY or --session FILE")
+    text = store.get(args.key)
+    if args.lines:
+        text = line_range(text, args.lines)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        write_output(text.encode("utf-8", "surrogatepass"), args.output)
+    return 0

@@ -1,0 +1,109 @@
+"""The vocabulary of DESIGN.md "Words": steps, the protected tail, the boundary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import orjson
+
+from deepmem.tokens import estimate_tokens
+from deepmem.types import Message, Part, Settings, Tier
+
+
+class Layout(msgspec.Struct, frozen=True):
+    """Where each message sits: its step, and which messages are old."""
+
+    step: int
+    """The current step: the number of assistant messages in the history."""
+    boundary: int
+    """Messages before the first assistant message with a step above this are old."""
+    message_steps: tuple[int, ...]
+    """Per message: its assistant index (1-based), or for a user message the index of the
+    assistant message before it (0 when none)."""
+    first_young: int
+    """Index of the first message that is not old."""
+
+
+def boundary_for(step: int, settings: Settings) -> int:
+    """floor((step − tail_steps) / batch_steps) × batch_steps, never negative."""
+    movable = step - settings.tail_steps
+    if movable <= 0:
+        return 0
+    return movable // settings.batch_steps * settings.batch_steps
+
+
+def layout(messages: list[Message], settings: Settings) -> Layout:
+    """Number the steps of a history and find its boundary."""
+    steps: list[int] = []
+    count = 0
+    for message in messages:
+        if message["info"]["role"] == "assistant":
+            count += 1
+        steps.append(count)
+    boundary = boundary_for(count, settings)
+    first_young = next(
+        (i for i, m in enumerate(messages) if m["info"]["role"] == "assistant" and steps[i] > boundary),
+        len(messages),
+    )
+    return Layout(count, boundary, tuple(steps), first_young)
+
+
+def is_user_typed(message: Message, part: Part) -> bool:
+    """User-typed text: a text part of a user message that OpenCode did not synthesise."""
+    return (
+        message["info"]["role"] == "user"
+        and part.get("type") == "text"
+        and not part.get("synthetic", False)
+    )
+
+
+def visible_text(part: Part) -> str:
+    """The text of a part that reaches the model (tool input and output, text, reasoning)."""
+    kind = part.get("type")
+    if kind in ("text", "reasoning"):
+        if part.get("ignored"):
+            return ""
+        text = part.get("text")
+        return text if isinstance(text, str) else ""
+    if kind == "tool":
+        state = part.get("state") or {}
+        pieces = [_json_text(state.get("input"))]
+        for field in ("output", "error"):
+            value = state.get(field)
+            if isinstance(value, str):
+                pieces.append(value)
+        return "\n".join(pieces)
+    if kind == "file":
+        return str(part.get("filename") or part.get("url") or "")
+    return ""
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON of a tool input, as providers receive it."""
+    if value is None:
+        return ""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def history_tokens(messages: list[Message]) -> int:
+    """Estimated tokens of everything the model would see in this (uncompressed) history."""
+    return sum(
+        estimate_tokens(visible_text(part)) for message in messages for part in message["parts"]
+    )
+
+
+def tier_for(tokens: int, settings: Settings) -> Tier:
+    """The pressure tier for a history size, thresholds lowered for small context windows."""
+    medium, high = settings.tier_medium_tokens, settings.tier_high_tokens
+    if settings.context_window > 0:
+        medium = min(medium, settings.context_window * 25 // 100)
+        high = min(high, settings.context_window * 60 // 100)
+    if tokens >= high:
+        return "high"
+    if tokens >= medium:
+        return "medium"
+    return "low"

@@ -1,0 +1,1 @@
+"""Project and global memory: store, hybrid search, injection."""

@@ -1,0 +1,25 @@
+"""Undo compression: every part carrying `metadata.deepmem.part` comes back from CCR."""
+
+from __future__ import annotations
+
+import orjson
+
+from deepmem.ccr import CCRStore
+from deepmem.types import Message, UnknownKeyError
+
+
+def restore_messages(messages: list[Message], store: CCRStore) -> list[Message]:
+    """The original messages, exactly; UnknownKeyError names the first part that cannot return."""
+    result = []
+    for index, message in enumerate(messages):
+        parts = []
+        for part in message["parts"]:
+            marker = (part.get("metadata") or {}).get("deepmem") if isinstance(part, dict) else None
+            if isinstance(marker, dict) and isinstance(marker.get("part"), str):
+                try:
+                    part = orjson.loads(store.get(marker["part"]))
+                except UnknownKeyError as exc:
+                    raise UnknownKeyError(f"message {index}, part {part.get('id')}: {exc}") from None
+            parts.append(part)
+        result.append({**message, "parts": parts})
+    return result

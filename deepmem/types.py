@@ -1,0 +1,147 @@
+"""Contracts shared by every module: the message model, compressor results, errors, keys.
+
+OpenCode messages arrive as plain decoded JSON. We keep that raw JSON for pass-through
+(unknown fields and part types must survive untouched) and validate it once against the
+typed views below, which name only the fields deepmem reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+import orjson
+import xxhash
+
+CACHE_VERSION = "1"
+"""Bumped whenever a compressor's output for the same input may change."""
+
+Tier = Literal["low", "medium", "high"]
+TIERS: tuple[Tier, ...] = ("low", "medium", "high")
+
+Part = dict[str, Any]
+Message = dict[str, Any]
+
+
+class DeepmemError(Exception):
+    """Root of every error deepmem raises on purpose; the CLI prints it as one line."""
+
+
+class InputError(DeepmemError):
+    """The input (file, JSON, shape) cannot be used."""
+
+
+class UnknownKeyError(DeepmemError):
+    """A CCR key that the store does not hold."""
+
+
+class ConfigError(DeepmemError):
+    """A configuration file or variable has a bad value."""
+
+
+class CompressorError(DeepmemError):
+    """A compressor failed on one part; the pipeline logs it and passes the part through."""
+
+
+# Typed views: only the fields we read. msgspec ignores unknown fields while validating.
+
+
+class MessageInfoView(msgspec.Struct):
+    """The fields of `message.info` that deepmem reads."""
+
+    role: Literal["user", "assistant"]
+    id: str = ""
+    sessionID: str = ""
+    summary: Any = None
+
+
+class PartView(msgspec.Struct):
+    """The fields every part carries."""
+
+    type: str
+    id: str = ""
+    text: Any = None
+    synthetic: bool = False
+    tool: str = ""
+    state: dict[str, Any] | None = None
+
+
+class MessageView(msgspec.Struct):
+    """One OpenCode message: `{info, parts}`."""
+
+    info: MessageInfoView
+    parts: list[PartView]
+
+
+class Facts(msgspec.Struct, frozen=True):
+    """What compressors may know about the rest of the session, frozen at the boundary."""
+
+    edited_paths: frozenset[str] = frozenset()
+    """Files written by edit/write/patch at or before the boundary."""
+    named_lines: frozenset[tuple[str, int]] = frozenset()
+    """(path, line) pairs named by errors, tracebacks or greps at or before the boundary."""
+    superseded_calls: frozenset[str] = frozenset()
+    """Part ids of tool calls repeated later with the same signature."""
+    newer_call: dict[str, str] = {}
+    """Part id of an older duplicate call → callID of its newest copy."""
+    edit_step: dict[str, int] = {}
+    """Path → last step (assistant index) that edited it, up to the boundary."""
+
+
+class Settings(msgspec.Struct, frozen=True):
+    """Tunable numbers; defaults follow DESIGN.md, overridden by config.toml and DEEPMEM_*."""
+
+    tail_steps: int = 4
+    batch_steps: int = 10
+    tier_medium_tokens: int = 50_000
+    tier_high_tokens: int = 150_000
+    context_window: int = 0
+    capture_cap_tokens: int = 8_000
+    tool_error_chars: int = 100
+    ccr_disk_bytes: int = 512 * 1024 * 1024
+    ccr_memory_entries: int = 2_048
+
+
+class Context(msgspec.Struct, frozen=True):
+    """What a compressor knows besides the part itself."""
+
+    age: int
+    """Steps between the part's message and the current step (0 = newest)."""
+    step: int
+    """Assistant index (1-based) of the part's message; 0 for user messages before any step."""
+    tier: Tier
+    settings: Settings
+    facts: Facts
+    captured: bool = False
+    """True for capture-time trimming of a new output inside the protected tail."""
+
+
+class Original(msgspec.Struct, frozen=True):
+    """An original text a compressor cut, stored in CCR under `key`."""
+
+    key: str
+    text: str
+
+
+class Result(msgspec.Struct, frozen=True):
+    """A compressor's answer: the replacement part and the originals its markers point to."""
+
+    part: Part
+    originals: tuple[Original, ...] = ()
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Deterministic bytes for hashing: UTF-8 for strings, sorted-key JSON otherwise."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, bytes):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def cache_key(value: Any, compressor: str) -> str:
+    """The one CCR key: xxh3-128 hex over canonical bytes + compressor name + CACHE_VERSION."""
+    digest = xxhash.xxh3_128()
+    digest.update(canonical_bytes(value))
+    digest.update(b"\x00" + compressor.encode() + b"\x00" + CACHE_VERSION.encode())
+    return digest.hexdigest()

@@ -1,0 +1,1 @@
+"""Extractors: pure functions over the message model that find what a checkpoint keeps."""
