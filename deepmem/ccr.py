@@ -20,8 +20,9 @@ from deepmem.types import Original, Settings, UnknownKeyError
 class CCRStore:
     """Originals by key: an LRU in memory, backed by a size-capped folder on disk."""
 
-    def __init__(self, root: str | os.PathLike[str] | None, settings: Settings = Settings()):
+    def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
         self.folder = memory_dir(root) / "ccr" if root is not None else None
+        settings = settings or Settings()
         self.memory_entries = settings.ccr_memory_entries
         self.disk_bytes = settings.ccr_disk_bytes
         self._hot: OrderedDict[str, str] = OrderedDict()

@@ -93,8 +93,11 @@ def mark_restorable(original: Part, compressed: Part, names: list[str]) -> tuple
 def plan_transform(messages: list[Message], settings: Settings, tier: Tier | None = None) -> Plan:
     """Decide every edit for a history seen at its last step."""
     shape = layout(messages, settings)
-    chosen = tier or tier_for(history_tokens(messages), settings)
-    facts = compute_facts(messages[: shape.first_young])
+    old_messages = messages[: shape.first_young]
+    # Tier and facts come from the history up to the boundary, so old content only
+    # changes when the boundary jumps (prompt-cache stability).
+    chosen = tier or tier_for(history_tokens(old_messages), settings)
+    facts = compute_facts(old_messages)
     edits: list[Edit] = []
     originals: list[Original] = []
     stats: dict[str, KindStats] = {}
@@ -107,7 +110,7 @@ def plan_transform(messages: list[Message], settings: Settings, tier: Tier | Non
             before = visible_text(part)
             after = before
             if old and not is_user_typed(message, part) and "deepmem" not in (part.get("metadata") or {}):
-                ctx = Context(age=shape.step - step, step=step, tier=chosen, settings=settings, facts=facts)
+                ctx = Context(age=shape.boundary - step, step=step, tier=chosen, settings=settings, facts=facts)
                 new, cut, names, failed = compress_part(part, ctx)
                 failures += failed
                 if names:

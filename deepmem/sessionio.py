@@ -14,7 +14,6 @@ import orjson
 from deepmem.types import InputError, Message, MessageView
 
 
-
 class Session(msgspec.Struct):
     """A decoded input: the messages plus the envelope they came in (None for a bare array)."""
 

@@ -106,10 +106,11 @@ class Context(msgspec.Struct, frozen=True):
     """What a compressor knows besides the part itself."""
 
     age: int
-    """Steps between the part's message and the current step (0 = newest)."""
+    """Steps between the part's message and the boundary (never the moving current step)."""
     step: int
     """Assistant index (1-based) of the part's message; 0 for user messages before any step."""
     tier: Tier
+    """Pressure tier of the history up to the boundary."""
     settings: Settings
     facts: Facts
     captured: bool = False

@@ -45,7 +45,7 @@ def format_stats(plan: Plan) -> str:
     total = [0, 0, 0, 0, 0, 0]
     for kind, row in rows:
         values = (row.parts, row.compressed, row.chars_before, row.chars_after, row.tokens_before, row.tokens_after)
-        total = [a + b for a, b in zip(total, values)]
+        total = [a + b for a, b in zip(total, values, strict=True)]
         lines.append(_row(kind, *values))
     lines.append("-" * len(header))
     lines.append(_row("total", *total))
