@@ -141,3 +141,8 @@ def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
         parts = [replaced.get(i, part) for i, part in enumerate(message["parts"])]
         result[index] = {**message, "parts": parts}
     return result
+
+
+def apply_transform(messages: list[Message], plan: Plan) -> list[Message]:
+    """The messages as the model should see them after this plan."""
+    return apply_edits(messages, plan.edits)

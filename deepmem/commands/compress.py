@@ -8,7 +8,7 @@ import sys
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
 from deepmem.config import load_settings
-from deepmem.pipeline import Plan, apply_edits, plan_transform
+from deepmem.pipeline import Plan, apply_transform, plan_transform
 from deepmem.sessionio import encode_json, read_session, write_output
 
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     session = read_session(args.input)
     plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier)
     CCRStore(args.root, settings).put_all(plan.originals)
-    session.messages = apply_edits(session.messages, plan.edits)
+    session.messages = apply_transform(session.messages, plan)
     write_output(encode_json(session.to_json()), args.output)
     if args.stats:
         to_stdout = args.output not in (None, "-")
