@@ -12,6 +12,7 @@ from deepmem.types import DeepmemError
 COMMAND_MODULES = (
     "deepmem.commands.compress",
     "deepmem.commands.expand",
+    "deepmem.commands.bridge",
 )
 """Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""
 
