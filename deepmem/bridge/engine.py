@@ -1,0 +1,370 @@
+"""The engine: one handler per op, dispatched with `match` on the decoded request."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+import xxhash
+
+from deepmem import __version__
+from deepmem.bridge import features
+from deepmem.bridge.protocol import (
+    PROTOCOL,
+    AnyRequest,
+    Command,
+    Compacting,
+    Event,
+    Expand,
+    Hello,
+    ProtocolError,
+    Shutdown,
+    Stats,
+    System,
+    Tool,
+    Transform,
+)
+from deepmem.bridge.session import SessionState, absorb, forget_held
+from deepmem.ccr import CCRStore
+from deepmem.commands.expand import line_range
+from deepmem.config import load_settings, memory_dir
+from deepmem.history import is_user_typed
+from deepmem.pipeline import Plan, plan_transform
+from deepmem.sessionio import atomic_write
+from deepmem.types import Message
+
+log = logging.getLogger("deepmem.bridge")
+
+SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agent")
+"""Opening words of OpenCode's title and compaction-summary system prompts: nothing is
+injected into those requests."""
+
+STABLE_BLOCK_FILE = "stable-block.md"
+
+
+class SearchArgs(msgspec.Struct):
+    query: str
+    k: int = 5
+    scope: str = "all"
+
+
+class StoreArgs(msgspec.Struct):
+    text: str
+    type: str = "note"
+    scope: str = "project"
+
+
+class ForgetArgs(msgspec.Struct):
+    target: str
+    scope: str = "project"
+
+
+class ExpandArgs(msgspec.Struct):
+    key: str
+    lines: str = ""
+
+
+class Engine:
+    """All state of one bridge process: settings, CCR, and every session it has seen."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+        self.settings = load_settings(self.root)
+        self.store = CCRStore(self.root, self.settings)
+        self.stored_keys: set[str] = set()
+        self.sessions: dict[str, SessionState] = {}
+        self.stopping = False
+
+    def handle(self, request: AnyRequest) -> dict[str, Any]:
+        """Answer one decoded request (the reply body without `id`/`ok`)."""
+        match request:
+            case Hello(version=version, protocol=protocol):
+                return self.hello(version, protocol)
+            case Transform():
+                return self.transform(request)
+            case System(system=system, session=session):
+                return self.system(system, session)
+            case Compacting(session=session):
+                return self.compacting(session)
+            case Event(type=kind, session=session):
+                return self.event(kind, session)
+            case Tool(name=name, args=args):
+                return {"output": self.tool(name, args)}
+            case Command(command=command, arguments=arguments, session=session):
+                return self.command(command, arguments, session)
+            case Expand(key=key, lines=lines):
+                return {"text": self.expand(key, lines)}
+            case Stats(session=session):
+                return {"sessions": self.stats(session)}
+            case Shutdown():
+                self.stopping = True
+                self.save_all_stats()
+                return {}
+        raise ProtocolError("unknown_op", f"no handler for {type(request).__name__}")
+
+    def session(self, session_id: str) -> SessionState:
+        """The state of a session, created on first use."""
+        return self.sessions.setdefault(session_id, SessionState())
+
+    # hello ---------------------------------------------------------------------------
+
+    def hello(self, version: str, protocol: int) -> dict[str, Any]:
+        """Check versions: a mismatch is an error reply the plugin reports once."""
+        if version != __version__ or protocol != PROTOCOL:
+            raise ProtocolError(
+                "version_mismatch",
+                f"plugin {version} (protocol {protocol}) ≠ engine {__version__} (protocol {PROTOCOL}); "
+                "run `deepmem init` again",
+            )
+        return {"version": __version__, "protocol": PROTOCOL, "pid": os.getpid()}
+
+    # transform -----------------------------------------------------------------------
+
+    def transform(self, request: Transform) -> dict[str, Any]:
+        """Plan the history, and reply with only the edits the plugin does not hold yet."""
+        state = self.session(request.session)
+        try:
+            messages = absorb(state, request)
+        except ProtocolError as exc:
+            if exc.code == "resync":
+                forget_held(state)
+            raise
+        plan = plan_transform(messages, self.settings)
+        self.store_originals(plan)
+        wanted = {
+            edit.part_id: {"key": edit.part_id, "message": edit.message_id, "part": edit.part}
+            for edit in plan.edits
+        }
+        if not request.compaction:
+            self.add_whisper(state, request.session, messages)
+            self.add_tail_parts(state, request.session, plan, messages)
+            wanted.update(state.appends)
+        state.saved = plan_totals(plan)
+        edits, drop = diff_held(state, wanted, keep_appends=request.compaction)
+        return {
+            "edits": edits,
+            "drop": drop,
+            "step": plan.layout.step,
+            "boundary": plan.layout.boundary,
+            "tier": plan.tier,
+        }
+
+    def store_originals(self, plan: Plan) -> None:
+        """Put each new original into CCR once per engine (the disk write is skipped after)."""
+        for original in plan.originals:
+            if original.key not in self.stored_keys:
+                self.store.put(original.key, original.text)
+                self.stored_keys.add(original.key)
+
+    def add_whisper(self, state: SessionState, session_id: str, messages: list[Message]) -> None:
+        """Once per new user message: memory hits for it, appended after it (sticky)."""
+        last = messages[-1] if messages else None
+        if last is None or last["info"].get("role") != "user":
+            return
+        message_id = str(last["info"].get("id", ""))
+        if message_id in state.whispered:
+            return
+        state.whispered.add(message_id)
+        query = "\n".join(part["text"] for part in last["parts"] if is_user_typed(last, part))
+        if not query.strip():
+            return
+        text = features.optional_feature(features.MEMORY, "whisper", self.root, query)
+        if text:
+            part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
+            add_append(state, session_id, message_id, part)
+
+    def add_tail_parts(
+        self, state: SessionState, session_id: str, plan: Plan, messages: list[Message]
+    ) -> None:
+        """Nudges the pipeline asks for, appended once to the message that is last now."""
+        if not messages:
+            return
+        message_id = str(messages[-1]["info"].get("id", ""))
+        for part in getattr(plan, "tail_parts", None) or []:
+            add_append(state, session_id, message_id, dict(part))
+
+    # system, compaction, events ---------------------------------------------------------
+
+    def system(self, system: list[str], session_id: str) -> dict[str, Any]:
+        """The session's stable block (frozen at its first step), for the main requests only."""
+        if not session_id or is_side_request(system):
+            return {"append": []}
+        block = self.stable_block(session_id)
+        return {"append": [block] if block else []}
+
+    def stable_block(self, session_id: str) -> str:
+        """Memory stable block + resume block of a new session, computed once and kept on disk."""
+        state = self.session(session_id)
+        if state.stable_block is not None:
+            return state.stable_block
+        path = self.session_dir(session_id) / STABLE_BLOCK_FILE
+        if path.is_file():
+            state.stable_block = path.read_text(encoding="utf-8")
+            return state.stable_block
+        pieces = [features.optional_feature(features.MEMORY, "stable_block", self.root)]
+        if state.created or not any(m["info"].get("role") == "assistant" for m in state.messages):
+            pieces.append(features.optional_feature(features.CHECKPOINTS, "resume_block", self.root))
+        state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
+        atomic_write(path, state.stable_block.encode("utf-8"))
+        return state.stable_block
+
+    def compacting(self, session_id: str) -> dict[str, Any]:
+        """Write the checkpoint from the latest history; hand OpenCode its prompt and context."""
+        state = self.session(session_id)
+        compact = features.feature(features.CHECKPOINTS, "compact")
+        result = compact(self.root, session_id, state.messages) or {}
+        self.save_stats(session_id)
+        return {
+            "prompt": result.get("prompt") or None,
+            "context": [str(item) for item in result.get("context") or []],
+            "written": [str(item) for item in result.get("written") or []],
+        }
+
+    def event(self, kind: str, session_id: str) -> dict[str, Any]:
+        """React to a bus event; `session.idle` may answer a one-time toast."""
+        if not session_id:
+            return {}
+        if kind == "session.deleted":
+            self.sessions.pop(session_id, None)
+            return {}
+        state = self.session(session_id)
+        if kind == "session.created":
+            state.created = True
+        elif kind == "session.idle":
+            self.save_stats(session_id)
+            if not state.toasted and state.saved.get("tokens_before", 0) > state.saved.get("tokens_after", 0):
+                state.toasted = True
+                return {"toast": toast_text(state.saved)}
+        return {}
+
+    # tools, commands, expand, stats -------------------------------------------------------
+
+    def tool(self, name: str, args: dict[str, Any]) -> str:
+        """Run one plugin tool and return the text the model receives."""
+        try:
+            match name:
+                case "memory_search":
+                    a = msgspec.convert(args, SearchArgs)
+                    hits = features.feature(features.MEMORY, "search")(self.root, a.query, k=a.k, scope=a.scope)
+                    return str(features.feature(features.MEMORY, "format_hits")(hits))
+                case "memory_store":
+                    a = msgspec.convert(args, StoreArgs)
+                    stored = features.feature(features.MEMORY, "store")(self.root, a.text, type=a.type, scope=a.scope)
+                    return describe(stored)
+                case "memory_forget":
+                    a = msgspec.convert(args, ForgetArgs)
+                    gone = features.feature(features.MEMORY, "forget")(self.root, a.target, scope=a.scope, yes=True)
+                    return describe(gone)
+                case "deep_expand":
+                    a = msgspec.convert(args, ExpandArgs)
+                    return self.expand(a.key, a.lines)
+        except msgspec.ValidationError as exc:
+            raise ProtocolError("bad_request", f"{name}: {exc}") from None
+        raise ProtocolError("unknown_tool", f"unknown tool {name!r}")
+
+    def command(self, command: str, arguments: str, session_id: str) -> dict[str, Any]:
+        """Run a slash command's work; the model then gets its one-line result."""
+        commands = features.slash_commands()
+        run = commands.get(command)
+        if run is None:
+            raise ProtocolError("not_available", f"/{command} is not available yet")
+        messages = self.session(session_id).messages
+        return {"result": str(run(self.root, session_id, messages, arguments))}
+
+    def expand(self, key: str, lines: str) -> str:
+        """An original from CCR, whole or a line range `A-B`."""
+        text = self.store.get(key)
+        return line_range(text, lines) if lines else text
+
+    def stats(self, session_id: str) -> dict[str, dict[str, int]]:
+        """Saved totals per session (one session when named)."""
+        chosen = [session_id] if session_id else list(self.sessions)
+        return {sid: dict(self.sessions[sid].saved) for sid in chosen if sid in self.sessions}
+
+    # persistence ---------------------------------------------------------------------------
+
+    def session_dir(self, session_id: str) -> Path:
+        """`.deep-memory/sessions/<sid>/` (the id is reduced to a safe file name)."""
+        safe = "".join(c for c in session_id if c.isalnum() or c in "_-") or "unknown"
+        return memory_dir(self.root) / "sessions" / safe
+
+    def save_stats(self, session_id: str) -> None:
+        """Write a session's totals to `sessions/<sid>/stats.json` (read by `deepmem stats`)."""
+        state = self.sessions.get(session_id)
+        if state is None or not state.saved:
+            return
+        data = orjson.dumps({"session": session_id, **state.saved}, option=orjson.OPT_INDENT_2)
+        atomic_write(self.session_dir(session_id) / "stats.json", data + b"\n")
+
+    def save_all_stats(self) -> None:
+        """Persist every session's totals (on shutdown and EOF)."""
+        for session_id in list(self.sessions):
+            self.save_stats(session_id)
+
+
+def add_append(state: SessionState, session_id: str, message_id: str, part: dict[str, Any]) -> None:
+    """Record a sticky append edit: the part stays at the end of that message for good."""
+    key = f"append:{part.get('id')}"
+    if key in state.appends:
+        return
+    part = {**part, "messageID": message_id, "sessionID": session_id}
+    state.appends[key] = {"key": key, "message": message_id, "append": part}
+
+
+def diff_held(
+    state: SessionState, wanted: dict[str, dict[str, Any]], keep_appends: bool
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Edits the plugin lacks or holds in another version, and keys it must drop."""
+    edits = []
+    for key, edit in wanted.items():
+        digest = xxhash.xxh3_64_hexdigest(orjson.dumps(edit))
+        if state.held.get(key) != digest:
+            state.held[key] = digest
+            edits.append(edit)
+    drop = [
+        key
+        for key in state.held
+        if key not in wanted and not (keep_appends and key.startswith("append:"))
+    ]
+    for key in drop:
+        del state.held[key]
+    return edits, drop
+
+
+def is_side_request(system: list[str]) -> bool:
+    """True for OpenCode's title-generation and compaction-summary requests."""
+    head = system[0] if system else ""
+    return any(marker in head for marker in SIDE_REQUEST_MARKERS)
+
+
+def plan_totals(plan: Plan) -> dict[str, int]:
+    """Whole-history totals of a plan, for stats and the toast."""
+    rows = plan.stats.values()
+    return {
+        "step": plan.layout.step,
+        "parts": sum(row.parts for row in rows),
+        "compressed": sum(row.compressed for row in rows),
+        "tokens_before": sum(row.tokens_before for row in rows),
+        "tokens_after": sum(row.tokens_after for row in rows),
+    }
+
+
+def toast_text(saved: dict[str, int]) -> str:
+    """One line for the user: what compression saved in this session so far."""
+    before, after = saved.get("tokens_before", 0), saved.get("tokens_after", 0)
+    percent = 100 * (before - after) / before if before else 0.0
+    return (
+        f"deepmem: {before - after:,} tokens saved ({percent:.0f}%) · "
+        f"{saved.get('compressed', 0)} parts compressed, all restorable with deep_expand"
+    )
+
+
+def describe(result: Any) -> str:
+    """A memory API answer as one line of text for the model."""
+    if isinstance(result, str):
+        return result
+    return orjson.dumps(result, default=str).decode()

@@ -1,0 +1,121 @@
+"""The stdio loop: read a line, decode, handle, write one reply line; never let an exception out.
+
+stdout carries only protocol lines (anything else printing is redirected to stderr); logs
+go to `.deep-memory/logs/bridge.log`, rotated. The process exits on stdin EOF, on the
+`shutdown` op, and when its parent dies (it polls `getppid`).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+import threading
+from typing import BinaryIO
+
+from deepmem.bridge.engine import Engine
+from deepmem.bridge.protocol import ProtocolError, RequestError, decode_request, error_reply, ok_reply
+from deepmem.config import memory_dir
+from deepmem.types import DeepmemError, UnknownKeyError
+
+log = logging.getLogger("deepmem.bridge")
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A longer request line is skipped and answered with `too_large`."""
+PARENT_POLL_SECONDS = 1.0
+CHUNK = 1024 * 1024
+
+
+def setup_logging(root: str) -> None:
+    """Log to `.deep-memory/logs/bridge.log` (1 MB × 3 files), never to stdout."""
+    folder = memory_dir(root) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(
+        folder / "bridge.log", maxBytes=1024 * 1024, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("deepmem")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+class LineTooLong(Exception):
+    """A request line longer than the limit; it was read to its end and dropped."""
+
+
+def read_line(stream: BinaryIO, limit: int) -> bytes | None:
+    """One line without its newline, None at EOF; LineTooLong past `limit` (the rest is drained)."""
+    line = stream.readline(limit + 1)
+    if not line:
+        return None
+    if len(line) <= limit or line.endswith(b"\n"):
+        return line.rstrip(b"\r\n")
+    while True:
+        rest = stream.readline(CHUNK)
+        if not rest or rest.endswith(b"\n"):
+            raise LineTooLong
+
+
+def answer(engine: Engine, line: bytes) -> bytes:
+    """The reply line for one request line; every failure becomes an error reply."""
+    request_id = None
+    try:
+        request = decode_request(line)
+        request_id = request.id
+        return ok_reply(request_id, engine.handle(request))
+    except RequestError as exc:
+        return error_reply(exc.request_id, exc.code, str(exc))
+    except ProtocolError as exc:
+        return error_reply(request_id, exc.code, str(exc))
+    except UnknownKeyError as exc:
+        return error_reply(request_id, "unknown_key", str(exc))
+    except DeepmemError as exc:
+        return error_reply(request_id, "error", str(exc))
+    except Exception as exc:  # noqa: BLE001 — exceptions never cross the bridge
+        log.exception("request %r failed", request_id)
+        return error_reply(request_id, "internal", f"{type(exc).__name__}: {exc}")
+
+
+def watch_parent(parent: int) -> None:
+    """Exit the whole process when the parent that started the engine goes away."""
+    stop = threading.Event()
+    while not stop.wait(PARENT_POLL_SECONDS):
+        if os.getppid() != parent:
+            log.info("parent %d gone, exiting", parent)
+            os._exit(0)
+
+
+def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BYTES) -> int:
+    """Answer requests until EOF or `shutdown`."""
+    engine = Engine(root)
+    log.info("engine started in %s (pid %d)", os.path.abspath(root), os.getpid())
+    while not engine.stopping:
+        try:
+            line = read_line(stdin, limit)
+        except LineTooLong:
+            reply = error_reply(None, "too_large", f"request line over {limit:,} bytes skipped")
+        else:
+            if line is None:
+                break
+            if not line.strip():
+                continue
+            reply = answer(engine, line)
+        stdout.write(reply)
+        stdout.flush()
+    engine.save_all_stats()
+    log.info("engine stopped")
+    return 0
+
+
+def run_bridge(root: str) -> int:
+    """Entry point of `deepmem bridge`: protocol on the real stdout, everything else elsewhere."""
+    setup_logging(root)
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
+    try:
+        return serve(root, sys.stdin.buffer, protocol_out)
+    except BrokenPipeError:
+        return 0
