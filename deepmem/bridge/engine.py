@@ -135,8 +135,15 @@ class Engine:
             raise
         plan = plan_transform(messages, self.settings)
         self.store_originals(plan)
+        # "d" is the transport digest of the part the edit replaces: the plugin applies the
+        # edit only while the stored part is still that one.
         wanted = {
-            edit.part_id: {"key": edit.part_id, "message": edit.message_id, "part": edit.part}
+            edit.part_id: {
+                "key": edit.part_id,
+                "message": edit.message_id,
+                "d": state.parts[edit.part_id][0] if edit.part_id in state.parts else "",
+                "part": edit.part,
+            }
             for edit in plan.edits
         }
         if not request.compaction:

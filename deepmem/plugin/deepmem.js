@@ -1,0 +1,493 @@
+// deepmem for OpenCode: a thin shim that forwards hooks to the deepmem engine, a Python
+// process speaking newline-delimited JSON on stdio. Runs under Bun (the CLI) and Node (the
+// desktop app). It fails open: a late, failed or missing answer leaves OpenCode's data as
+// it was, so a session never breaks because of deepmem.
+//
+// Only plugin functions may be exported from this file (OpenCode skips a plugin file that
+// exports anything else).
+
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const VERSION = "0.1.0";
+const PROTOCOL = 1;
+const COMMANDS = new Set(["checkpoint", "dream", "distill"]);
+const FORWARDED_EVENTS = new Set(["session.created", "session.idle", "session.compacted", "session.deleted"]);
+const ENGINES = Symbol.for("deepmem.engines");
+
+// ---------------------------------------------------------------------------------------
+// Settings: environment first, then the sidecar `deepmem.json` written by `deepmem init`.
+
+function readSidecar() {
+  try {
+    const here = dirname(fileURLToPath(import.meta.url));
+    return JSON.parse(readFileSync(join(here, "deepmem.json"), "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+function number(value, fallback) {
+  const parsed = Number(value);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+}
+
+function loadSettings() {
+  const env = process.env;
+  const sidecar = readSidecar();
+  return {
+    python: env.DEEPMEM_PYTHON || sidecar.python || "python3",
+    deadlineMs: number(env.DEEPMEM_DEADLINE_MS ?? sidecar.deadline_ms, 300),
+    slowDeadlineMs: number(env.DEEPMEM_SLOW_DEADLINE_MS ?? sidecar.slow_deadline_ms, 15000),
+    unresponsiveMs: number(env.DEEPMEM_UNRESPONSIVE_MS ?? sidecar.unresponsive_ms, 30000),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The child process: Bun.spawn under Bun, child_process.spawn under Node.
+
+async function pumpLines(stream, onLine) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    for await (const chunk of stream) {
+      buffer += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        onLine(buffer.slice(0, newline));
+        buffer = buffer.slice(newline + 1);
+      }
+    }
+  } catch {
+    // The stream broke: the exit handler restarts the engine.
+  }
+}
+
+function spawnProcess(cmd, cwd, onLine, onExit) {
+  if (typeof globalThis.Bun !== "undefined") {
+    const proc = globalThis.Bun.spawn({ cmd, cwd, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    pumpLines(proc.stdout, onLine);
+    proc.exited.then(onExit, onExit);
+    proc.unref();
+    return {
+      pid: proc.pid,
+      write(line) {
+        proc.stdin.write(line);
+        proc.stdin.flush();
+      },
+      kill: () => proc.kill(),
+    };
+  }
+  const child = spawn(cmd[0], cmd.slice(1), { cwd, stdio: ["pipe", "pipe", "ignore"] });
+  child.on("error", () => onExit(-1));
+  child.on("exit", onExit);
+  child.stdin.on("error", () => {});
+  pumpLines(child.stdout, onLine);
+  child.unref();
+  child.stdin.unref?.();
+  child.stdout.unref?.();
+  return { pid: child.pid, write: (line) => child.stdin.write(line), kill: () => child.kill() };
+}
+
+// ---------------------------------------------------------------------------------------
+// The engine connection: requests with deadlines, late replies still delivered to their
+// callback, restart with backoff when the process dies or stops answering.
+
+function createEngine(directory, settings) {
+  const engine = {
+    directory,
+    settings,
+    proc: null,
+    status: "stopped", // starting | ready | mismatch | stopped
+    pending: new Map(),
+    nextId: 1,
+    ready: null,
+    backoffMs: 500,
+    nextStartAt: 0,
+    warned: false,
+    sessions: new Map(),
+  };
+
+  engine.start = () => {
+    engine.sessions.clear();
+    engine.status = "starting";
+    const cmd = [settings.python, "-m", "deepmem", "bridge", "--root", directory];
+    let proc;
+    const exited = () => {
+      if (engine.proc !== proc) return;
+      engine.proc = null;
+      engine.status = engine.status === "mismatch" ? "mismatch" : "stopped";
+      engine.nextStartAt = Date.now() + engine.backoffMs;
+      engine.backoffMs = Math.min(engine.backoffMs * 2, 30000);
+      for (const entry of engine.pending.values()) entry.finish(null);
+      engine.pending.clear();
+    };
+    try {
+      proc = spawnProcess(cmd, directory, (line) => engine.receive(line), exited);
+    } catch {
+      proc = null;
+    }
+    engine.proc = proc;
+    if (!proc) {
+      exited();
+      return;
+    }
+    engine.ready = engine.send({ op: "hello", version: VERSION, protocol: PROTOCOL }, settings.slowDeadlineMs).then((reply) => {
+      if (reply?.ok) {
+        engine.status = "ready";
+        engine.backoffMs = 500;
+      } else if (reply?.error?.code === "version_mismatch") {
+        engine.status = "mismatch";
+        engine.warnOnce(reply.error.message);
+        engine.stop();
+      }
+      return engine.status === "ready";
+    });
+  };
+
+  engine.warnOnce = (message) => {
+    if (engine.warned) return;
+    engine.warned = true;
+    console.error(`deepmem: ${message}`);
+  };
+
+  engine.stop = () => {
+    const proc = engine.proc;
+    engine.proc = null;
+    for (const entry of engine.pending.values()) entry.finish(null);
+    engine.pending.clear();
+    if (proc) proc.kill();
+  };
+
+  engine.receive = (line) => {
+    let reply;
+    try {
+      reply = JSON.parse(line);
+    } catch {
+      return;
+    }
+    const entry = engine.pending.get(reply.id);
+    if (!entry) return;
+    engine.pending.delete(reply.id);
+    entry.finish(reply);
+  };
+
+  // Send one request; resolves with the reply, or null past the deadline. `onReply` runs
+  // whenever the reply arrives, even late (that is how late work reaches the next step).
+  engine.send = (body, deadlineMs, onReply) =>
+    new Promise((resolve) => {
+      if (!engine.proc) return resolve(null);
+      const id = engine.nextId++;
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        resolve(null);
+      }, deadlineMs);
+      const entry = {
+        sentAt: Date.now(),
+        finish(reply) {
+          clearTimeout(timer);
+          if (reply && onReply) {
+            try {
+              onReply(reply);
+            } catch {
+              // a bad reply changes nothing
+            }
+          }
+          if (!settled) {
+            settled = true;
+            resolve(reply);
+          }
+        },
+      };
+      engine.pending.set(id, entry);
+      try {
+        engine.proc.write(JSON.stringify({ ...body, id }) + "\n");
+      } catch {
+        engine.pending.delete(id);
+        entry.finish(null);
+      }
+    });
+
+  // A usable engine, started or restarted when needed; false means "stay out of the way".
+  engine.usable = async () => {
+    if (engine.status === "mismatch") return false;
+    const oldest = Math.min(...[...engine.pending.values()].map((entry) => entry.sentAt));
+    if (engine.proc && Date.now() - oldest > settings.unresponsiveMs) engine.stop();
+    if (!engine.proc) {
+      if (Date.now() < engine.nextStartAt) return false;
+      engine.start();
+    }
+    return engine.status === "ready" || (await withDeadline(engine.ready, settings.deadlineMs)) === true;
+  };
+
+  engine.request = async (body, deadlineMs, onReply) => {
+    if (!(await engine.usable())) return null;
+    return engine.send(body, deadlineMs, onReply);
+  };
+
+  engine.session = (id) => {
+    let state = engine.sessions.get(id);
+    if (!state) {
+      state = { sent: [], chain: [], partDigests: new Map(), edits: new Map() };
+      engine.sessions.set(id, state);
+    }
+    return state;
+  };
+
+  engine.start();
+  return engine;
+}
+
+function withDeadline(promise, ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), ms);
+    Promise.resolve(promise).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => resolve(null),
+    );
+  });
+}
+
+function engineFor(directory) {
+  globalThis[ENGINES] ??= new Map();
+  let engine = globalThis[ENGINES].get(directory);
+  if (!engine) {
+    engine = createEngine(directory, loadSettings());
+    globalThis[ENGINES].set(directory, engine);
+  }
+  return engine;
+}
+
+// ---------------------------------------------------------------------------------------
+// Incremental transform: digests, the wire form, and re-applying cached edits.
+
+const sha1 = (text) => createHash("sha1").update(text).digest("hex");
+
+function digestMessages(messages) {
+  return messages.map((message) => {
+    const parts = message.parts.map((part) => sha1(JSON.stringify(part)));
+    return { id: message.info.id, d: sha1(JSON.stringify(message.info) + "|" + parts.join(",")), parts };
+  });
+}
+
+function buildTransform(state, sessionID, messages, digests, compaction) {
+  let keep = 0;
+  while (keep < digests.length && keep < state.sent.length && state.sent[keep].d === digests[keep].d) keep++;
+  const wire = [];
+  for (let i = keep; i < messages.length; i++) {
+    const parts = messages[i].parts.map((part, j) => {
+      const d = digests[i].parts[j];
+      return state.partDigests.get(part.id) === d ? { id: part.id, d } : { id: part.id, d, part };
+    });
+    wire.push({ d: digests[i].d, info: messages[i].info, parts });
+  }
+  const body = {
+    op: "transform",
+    session: sessionID,
+    keep,
+    keep_digest: keep ? state.chain[keep - 1] : "",
+    compaction,
+    messages: wire,
+  };
+  // Record what the engine will hold once it reads this request.
+  state.sent = state.sent.slice(0, keep).concat(digests.slice(keep).map(({ id, d }) => ({ id, d })));
+  state.chain = state.chain.slice(0, keep);
+  for (let i = keep; i < digests.length; i++) {
+    state.chain.push(sha1((i ? state.chain[i - 1] : "") + digests[i].d));
+    messages[i].parts.forEach((part, j) => state.partDigests.set(part.id, digests[i].parts[j]));
+  }
+  return body;
+}
+
+function mergeEdits(state, reply) {
+  if (!reply.ok) return;
+  for (const key of reply.drop ?? []) state.edits.delete(key);
+  for (const edit of reply.edits ?? []) state.edits.set(edit.key, edit);
+}
+
+function applyEdits(state, messages, digests, withAppends) {
+  if (!state.edits.size) return;
+  const where = new Map();
+  const byMessage = new Map();
+  messages.forEach((message, i) => {
+    byMessage.set(message.info.id, message);
+    message.parts.forEach((part, j) => where.set(part.id, [i, j]));
+  });
+  for (const edit of state.edits.values()) {
+    if (edit.part) {
+      const hit = where.get(edit.key);
+      if (!hit) continue;
+      const [i, j] = hit;
+      if (messages[i].info.id !== edit.message || digests[i].parts[j] !== edit.d) continue;
+      messages[i].parts[j] = edit.part;
+    } else if (edit.append && withAppends) {
+      const message = byMessage.get(edit.message);
+      if (message && !message.parts.some((part) => part.id === edit.append.id)) message.parts.push(edit.append);
+    }
+  }
+}
+
+async function transformMessages(engine, messages, compaction) {
+  const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
+  if (!sessionID) return;
+  const key = compaction ? `${sessionID}#compaction` : sessionID;
+  const digests = digestMessages(messages);
+  const send = () => {
+    const state = engine.session(key);
+    const body = buildTransform(state, sessionID, messages, digests, compaction);
+    return engine.request(body, engine.settings.deadlineMs, (reply) => {
+      if (reply.error?.code === "resync") engine.sessions.delete(key);
+      else mergeEdits(state, reply);
+    });
+  };
+  const reply = await send();
+  if (reply?.error?.code === "resync") await send();
+  const state = engine.sessions.get(key);
+  if (state) applyEdits(state, messages, digests, !compaction);
+}
+
+// ---------------------------------------------------------------------------------------
+// Hooks. Every one is wrapped: an exception inside never reaches OpenCode.
+
+function guarded(hook) {
+  return async (...args) => {
+    try {
+      await hook(...args);
+    } catch {
+      // fail open
+    }
+  };
+}
+
+function eventSession(event) {
+  const props = event?.properties ?? {};
+  return props.sessionID ?? props.info?.id ?? "";
+}
+
+function oneLine(reply, what) {
+  if (reply?.ok) return null;
+  return `deepmem: ${what} failed: ${reply?.error?.message ?? "the engine did not answer in time"}`;
+}
+
+function makeTools(engine, toolApi) {
+  if (!toolApi) return undefined;
+  const z = toolApi.schema;
+  const call = async (name, args, context) => {
+    const reply = await engine.request(
+      { op: "tool", name, args, session: context?.sessionID ?? "" },
+      engine.settings.slowDeadlineMs,
+    );
+    return oneLine(reply, name) ?? String(reply.output);
+  };
+  return {
+    memory_search: toolApi({
+      description: "Search deepmem's project and global memory (decisions, constraints, gotchas, facts, notes).",
+      args: {
+        query: z.string().describe("what to look for"),
+        k: z.number().int().min(1).max(50).optional().describe("how many hits (default 5)"),
+        scope: z.enum(["all", "project", "global"]).optional().describe("where to search (default all)"),
+      },
+      execute: (args, context) => call("memory_search", args, context),
+    }),
+    memory_store: toolApi({
+      description: "Store a durable memory for later sessions: a decision, constraint, gotcha, fact or note.",
+      args: {
+        text: z.string().describe("the memory, one or two self-contained sentences"),
+        type: z.enum(["decision", "constraint", "gotcha", "fact", "note"]).optional(),
+        scope: z.enum(["project", "global"]).optional().describe("default project"),
+      },
+      execute: (args, context) => call("memory_store", args, context),
+    }),
+    memory_forget: toolApi({
+      description: "Remove a stored memory, by its id or by text that matches it.",
+      args: {
+        target: z.string().describe("memory id or matching text"),
+        scope: z.enum(["project", "global"]).optional(),
+      },
+      execute: (args, context) => call("memory_forget", args, context),
+    }),
+    deep_expand: toolApi({
+      description:
+        "Restore the original text behind a deepmem marker `[… cut · ccr:KEY · deep_expand to restore]`, whole or a line range.",
+      args: {
+        key: z.string().describe("the CCR key from the marker (with or without `ccr:`)"),
+        lines: z.string().optional().describe("only lines A-B, 1-based and inclusive, e.g. `120-180`"),
+      },
+      execute: (args, context) => call("deep_expand", args, context),
+    }),
+  };
+}
+
+async function loadToolApi() {
+  try {
+    return (await import("@opencode-ai/plugin")).tool;
+  } catch {
+    return null; // without the package OpenCode could not load tools anyway
+  }
+}
+
+export const DeepmemPlugin = async (input) => {
+  if (process.env.DEEPMEM_DISABLE === "1") return {};
+  const directory = input?.directory ?? process.cwd();
+  const engine = engineFor(directory);
+  const compacting = new Set();
+  const toasted = new Set();
+  const hooks = {
+    "experimental.chat.messages.transform": guarded(async (_input, output) => {
+      const messages = output?.messages;
+      if (!Array.isArray(messages) || !messages.length) return;
+      const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
+      const compaction = compacting.delete(sessionID);
+      await transformMessages(engine, messages, compaction);
+    }),
+    "experimental.chat.system.transform": guarded(async (hookInput, output) => {
+      if (!hookInput?.sessionID || !Array.isArray(output?.system)) return;
+      const reply = await engine.request(
+        { op: "system", session: hookInput.sessionID, system: output.system },
+        engine.settings.deadlineMs,
+      );
+      if (reply?.ok) output.system.push(...reply.append);
+    }),
+    "experimental.session.compacting": guarded(async (hookInput, output) => {
+      compacting.add(hookInput.sessionID);
+      const reply = await engine.request(
+        { op: "compacting", session: hookInput.sessionID },
+        engine.settings.slowDeadlineMs,
+      );
+      if (!reply?.ok) return;
+      if (reply.prompt) output.prompt = reply.prompt;
+      if (Array.isArray(output.context)) output.context.push(...reply.context);
+    }),
+    "command.execute.before": guarded(async (hookInput, output) => {
+      if (!COMMANDS.has(hookInput?.command) || !Array.isArray(output?.parts)) return;
+      const reply = await engine.request(
+        { op: "command", command: hookInput.command, arguments: hookInput.arguments ?? "", session: hookInput.sessionID },
+        engine.settings.slowDeadlineMs,
+      );
+      const result = oneLine(reply, `/${hookInput.command}`) ?? `deepmem /${hookInput.command}: ${reply.result}`;
+      output.parts.splice(0, output.parts.length, {
+        type: "text",
+        text: `${result}\n\nThe command already ran. Reply with one short line that tells the user this result.`,
+      });
+    }),
+    event: guarded(async ({ event }) => {
+      if (!FORWARDED_EVENTS.has(event?.type)) return;
+      const session = eventSession(event);
+      const reply = await engine.request({ op: "event", type: event.type, session }, engine.settings.slowDeadlineMs);
+      if (reply?.toast && !toasted.has(session)) {
+        toasted.add(session);
+        await input?.client?.tui?.showToast?.({ body: { message: reply.toast, variant: "info" } });
+      }
+    }),
+  };
+  const tools = makeTools(engine, await loadToolApi());
+  if (tools) hooks.tool = tools;
+  return hooks;
+};
