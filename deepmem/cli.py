@@ -13,6 +13,9 @@ COMMAND_MODULES = (
     "deepmem.commands.compress",
     "deepmem.commands.expand",
     "deepmem.commands.bridge",
+    "deepmem.commands.init",
+    "deepmem.commands.doctor",
+    "deepmem.commands.stats",
 )
 """Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""
 
