@@ -1,0 +1,73 @@
+"""What a provider sees: the visible context of a history, serialized deterministically.
+
+A context is a list of units, one per visible part, in message order: text and reasoning
+as they are, a tool call as its name, compact JSON input and output (or error). Parts the
+model never sees (step-start, step-finish, patch, snapshot, …) and emptied parts add
+nothing. Joined with newlines, the units are the serialized context whose characters the
+prefix-stability figure counts; token counts are summed per unit (a provider tokenizes
+each content block on its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deepmem.history import visible_text
+from deepmem.types import Message, Part
+
+VISIBLE_TYPES = frozenset({"text", "reasoning", "tool"})
+
+
+def part_unit(role: str, part: Part) -> str:
+    """One part as the provider receives it, prefixed by who said it; '' when invisible."""
+    kind = part.get("type")
+    if kind not in VISIBLE_TYPES:
+        return ""
+    body = visible_text(part)
+    if not body:
+        return ""
+    label = f"{role} tool {part.get('tool')}" if kind == "tool" else f"{role} {kind}"
+    return f"[{label}]\n{body}"
+
+
+def context_units(messages: list[Message], tail_parts: Iterable[Part] = ()) -> list[str]:
+    """The visible units of a history, then of any parts appended at the end of the context."""
+    units = [
+        unit
+        for message in messages
+        for part in message["parts"]
+        if (unit := part_unit(message["info"]["role"], part))
+    ]
+    units.extend(unit for part in tail_parts if (unit := part_unit("user", part)))
+    return units
+
+
+def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:
+    """(whole units shared, characters shared, characters of the partly shared unit).
+
+    Characters count the newline-joined serialization, so the figure is the length of the
+    longest exact prefix of `previous` that `current` starts with.
+    """
+    shared = 0
+    chars = 0
+    for old, new in zip(previous, current, strict=False):
+        if old != new:
+            partial = _prefix_length(old, new)
+            return shared, chars + partial, partial
+        shared += 1
+        chars += len(old) + 1
+    if shared == len(previous):
+        chars -= 1 if previous else 0
+    return shared, chars, 0
+
+
+def _prefix_length(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings (binary search on slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

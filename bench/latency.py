@@ -1,0 +1,107 @@
+"""Transform speed and memory on long histories built by concatenating corpus sessions.
+
+Run alone with `python -m bench.latency`; `bench.replay` runs it too unless told not to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.context import context_units
+from bench.corpus import CORPUS, load_messages, session_paths, step_indexes
+from bench.tokens_o200k import TokenCounter
+from deepmem.pipeline import apply_edits, plan_transform
+from deepmem.types import Message, Settings
+
+
+def concatenated_history(paths: list[Path], tokens: int, counter: TokenCounter) -> tuple[list[Message], int]:
+    """Sessions appended one after another, cut at the first message that reaches `tokens` o200k tokens."""
+    history: list[Message] = []
+    total = 0
+    for path in paths:
+        for message in load_messages(path):
+            history.append(message)
+            total += sum(counter.count_many(context_units([message])))
+            if total >= tokens:
+                return history, total
+    return history, total
+
+
+def transform(history: list[Message], settings: Settings) -> list[Message]:
+    """One in-process transform: plan, then apply the edits."""
+    return apply_edits(history, plan_transform(history, settings).edits)
+
+
+def timed(action: Callable[[], object]) -> float:
+    """Seconds one call takes."""
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def per_step_latency(history: list[Message], settings: Settings, steps: int) -> dict[str, float]:
+    """Median and max time to transform the history at each of its last `steps` steps."""
+    indexes = list(step_indexes(history))[-steps:]
+    transform(history[: indexes[0]], settings)  # warm imports and caches
+    seconds = [timed(lambda i=i: transform(history[:i], settings)) for i in indexes]
+    return {"steps": len(seconds), "median_ms": 1000 * statistics.median(seconds), "max_ms": 1000 * max(seconds)}
+
+
+def cold_transform(history: list[Message], settings: Settings) -> dict[str, float]:
+    """Time of one full transform, then its peak traced memory in a second run."""
+    seconds = timed(lambda: transform(history, settings))
+    tracemalloc.start()
+    transform(history, settings)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "seconds": seconds,
+        "peak_traced_mb": peak / 2**20,
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def measure_latency(
+    paths: list[Path], counter: TokenCounter, settings: Settings, steps: int = 20
+) -> dict[str, dict[str, float]]:
+    """Per-step latency on a ~200K-token history and a cold transform of a ~1M-token one."""
+    medium, medium_tokens = concatenated_history(paths, 200_000, counter)
+    large, large_tokens = concatenated_history(paths, 1_000_000, counter)
+    return {
+        "per_step_200k": {"history_tokens": medium_tokens, "messages": len(medium)}
+        | per_step_latency(medium, settings, steps),
+        "cold_1m": {"history_tokens": large_tokens, "messages": len(large)} | cold_transform(large, settings),
+    }
+
+
+def format_latency(result: dict[str, dict[str, float]]) -> str:
+    """Two lines of plain text."""
+    step, cold = result["per_step_200k"], result["cold_1m"]
+    return (
+        f"per step, {step['history_tokens']:,}-token history ({step['messages']} messages): "
+        f"median {step['median_ms']:.1f} ms, max {step['max_ms']:.1f} ms over {step['steps']} steps\n"
+        f"cold transform, {cold['history_tokens']:,}-token history ({cold['messages']} messages): "
+        f"{cold['seconds']:.2f} s, peak traced {cold['peak_traced_mb']:.0f} MB, "
+        f"max RSS {cold['max_rss_mb']:.0f} MB\n"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the latency figures for the default settings."""
+    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--steps", type=int, default=20, help="steps timed on the 200K history")
+    args = parser.parse_args(argv)
+    result = measure_latency(session_paths(args.corpus), TokenCounter(), Settings(), args.steps)
+    print(format_latency(result), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
