@@ -1,1 +1,42 @@
-"""Extractors: pure functions over the message model that find what a checkpoint keeps."""
+"""Extractors: pure functions over the message model that find what a checkpoint keeps.
+
+`extract(messages)` runs them all over one timeline of the session.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from deepmem.extractors.calls import build_timeline
+from deepmem.extractors.constraints import find_constraints
+from deepmem.extractors.context import CriticalContext, find_context
+from deepmem.extractors.decisions import find_decisions
+from deepmem.extractors.errors import ErrorFinding, find_errors
+from deepmem.extractors.files import FileChange, files_modified
+from deepmem.extractors.progress import Progress, find_progress
+from deepmem.extractors.statements import Statement
+from deepmem.types import Message
+
+
+class Findings(msgspec.Struct, frozen=True):
+    """Everything the extractors found in one session."""
+
+    progress: Progress
+    decisions: tuple[Statement, ...]
+    constraints: tuple[Statement, ...]
+    files: tuple[FileChange, ...]
+    errors: tuple[ErrorFinding, ...]
+    context: CriticalContext
+
+
+def extract(messages: list[Message]) -> Findings:
+    """Run every extractor over the messages."""
+    timeline = build_timeline(messages)
+    return Findings(
+        progress=find_progress(timeline),
+        decisions=tuple(find_decisions(timeline)),
+        constraints=tuple(find_constraints(timeline)),
+        files=tuple(files_modified(timeline)),
+        errors=tuple(find_errors(timeline)),
+        context=find_context(timeline),
+    )

@@ -1,0 +1,103 @@
+"""Checkpoints for the bridge and the CLI: `compact` on compaction, `resume_block` on a new session."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
+from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
+from deepmem.extractors import Findings, extract
+from deepmem.history import history_tokens
+from deepmem.sessionio import encode_json, validate_messages
+from deepmem.tokens import estimate_tokens
+from deepmem.types import DeepmemError, InputError, Message
+
+RESUME_BUDGET_TOKENS = 2_000
+RESUME_OPEN = (
+    "<deepmem-resume>\nThe last session of this project was checkpointed as below. "
+    "Continue from it when the user's request follows on from that work.\n\n"
+)
+RESUME_CLOSE = "</deepmem-resume>"
+SECTION_CAPS = (12, 8, 5, 3, 2, 1)
+"""Lines kept per section, tried in turn until the resume block fits its budget."""
+LINE_CHARS = 200
+
+
+def compact(root: str | os.PathLike[str], session_id: str, messages: list[Message]) -> dict[str, Any]:
+    """Write the session's checkpoint files and return OpenCode's compaction prompt and context.
+
+    Never raises for bad input: a problem goes into `error`, and whatever could be
+    produced (the prompt needs no disk) is still returned.
+    """
+    result: dict[str, Any] = {"prompt": "", "context": [], "written": []}
+    try:
+        findings = findings_for(messages)
+    except DeepmemError as exc:
+        return {**result, "error": str(exc)}
+    markdown = render_checkpoint(findings, str(session_id))
+    result.update(prompt=compaction_prompt(markdown), context=[markdown])
+    try:
+        safe_session_id(session_id)
+        paths = write_checkpoint(root, session_id, encode_json(messages), markdown)
+        result["written"] = [str(path) for path in paths]
+        append_log(root, {
+            "session": session_id,
+            "messages": len(messages),
+            "tokens_before": history_tokens(messages),
+            "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
+        })
+    except InputError as exc:
+        result["error"] = str(exc)
+    except OSError as exc:
+        result["error"] = f"cannot write checkpoint: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    return result
+
+
+def findings_for(messages: object) -> Findings:
+    """Validate messages and run the extractors; InputError for anything unusable."""
+    if not isinstance(messages, list) or not messages:
+        raise InputError("no messages to checkpoint")
+    validate_messages(messages, "messages")
+    return extract(messages)
+
+
+def resume_block(root: str | os.PathLike[str], budget: int = RESUME_BUDGET_TOKENS) -> str | None:
+    """The latest checkpoint as a resume block under `budget` tokens; None when there is none."""
+    checkpoint = latest_checkpoint(root)
+    if checkpoint is None:
+        return None
+    body = checkpoint.replace(END_MARK, "").rstrip() + "\n"
+    for cap in (None, *SECTION_CAPS):
+        block = RESUME_OPEN + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
+        if estimate_tokens(block) <= budget:
+            return block
+    return RESUME_OPEN + clip_to_budget(cap_sections(body, 1), budget) + RESUME_CLOSE
+
+
+def cap_sections(markdown: str, cap: int) -> str:
+    """Keep the first `cap` lines of each `## ` section (unresolved errors and files get twice as many)."""
+    out: list[str] = []
+    kept = 0
+    limit = cap
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            kept, limit = 0, cap * 2 if line in ("## Errors", "## Files modified") else cap
+            out.append(line)
+        elif not line.strip():
+            out.append(line)
+        elif kept < limit:
+            kept += 1
+            out.append(line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…")
+    return "\n".join(out) + "\n"
+
+
+def clip_to_budget(text: str, budget: int) -> str:
+    """Whole lines from the start while the block stays under budget."""
+    room = budget - estimate_tokens(RESUME_OPEN + RESUME_CLOSE)
+    lines: list[str] = []
+    for line in text.splitlines():
+        if estimate_tokens("\n".join([*lines, line])) > room:
+            break
+        lines.append(line)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,93 @@
+"""Where checkpoints live under `.deep-memory/`, written atomically and read back safely."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import xxhash
+
+from deepmem.checkpoints.render import END_MARK, HEADER
+from deepmem.config import memory_dir
+from deepmem.sessionio import atomic_write
+from deepmem.types import InputError
+
+SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+MAX_ID = 100
+LATEST = "checkpoint.md"
+RAW = "checkpoint.raw.json"
+LOG = ".compaction-log.jsonl"
+
+
+def safe_session_id(session_id: object) -> str:
+    """A folder name for a session id: itself when plain, else sanitised plus a hash suffix.
+
+    `../x`, `a/b` and other odd ids never leave `sessions/`; two different odd ids never
+    share a folder. An id with nothing usable left is refused.
+    """
+    if not isinstance(session_id, str) or not session_id.strip(" ._-/\\"):
+        raise InputError(f"unusable session id {session_id!r}")
+    cleaned = SAFE_ID.sub("_", session_id)[:MAX_ID]
+    if cleaned == session_id:
+        return cleaned
+    return f"{cleaned}-{xxhash.xxh3_64_hexdigest(session_id.encode('utf-8', 'surrogatepass'))[:8]}"
+
+
+def session_dir(root: str | os.PathLike[str], session_id: str) -> Path:
+    """`.deep-memory/sessions/<safe id>/`."""
+    return memory_dir(root) / "sessions" / safe_session_id(session_id)
+
+
+def write_checkpoint(root: str | os.PathLike[str], session_id: str, raw: bytes, markdown: str) -> list[Path]:
+    """Write raw messages, the session checkpoint and the latest checkpoint; return the paths."""
+    folder = session_dir(root, session_id)
+    data = markdown.encode("utf-8")
+    paths = [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
+    for path, content in zip(paths, (raw, data, data), strict=True):
+        atomic_write(path, content)
+    return paths
+
+
+def append_log(root: str | os.PathLike[str], entry: dict[str, object]) -> Path:
+    """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`."""
+    path = memory_dir(root) / LOG
+    line = orjson.dumps({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry}) + b"\n"
+    with path.open("ab") as handle:
+        handle.write(line)
+    return path
+
+
+def is_complete(text: str) -> bool:
+    """True for a whole checkpoint: its header first and its end mark last."""
+    return text.startswith(HEADER + "\n") and text.rstrip("\n").endswith(END_MARK)
+
+
+def read_checkpoint(path: Path) -> str | None:
+    """A checkpoint file's text, or None when missing, unreadable or cut short."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if is_complete(text) else None
+
+
+def latest_checkpoint(root: str | os.PathLike[str]) -> str | None:
+    """The project's latest complete checkpoint: `checkpoint.md`, else the newest session one."""
+    base = memory_dir(root)
+    text = read_checkpoint(base / LATEST)
+    if text is not None:
+        return text
+    candidates = []
+    for path in (base / "sessions").glob(f"*/{LATEST}"):
+        try:
+            candidates.append((path.stat().st_mtime_ns, path.parent.name, path))
+        except OSError:
+            continue
+    for _, _, path in sorted(candidates, reverse=True):
+        text = read_checkpoint(path)
+        if text is not None:
+            return text
+    return None

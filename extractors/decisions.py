@@ -1,0 +1,23 @@
+"""Key decisions: sentences where a choice is made ("I'll use…", "instead of…", "我决定…")."""
+
+from __future__ import annotations
+
+import re
+
+from deepmem.extractors.calls import Timeline
+from deepmem.extractors.statements import Statement, find_statements
+
+DECISION = re.compile(
+    r"(?i)\b(?:I'll|I will|we'll|we will|let's|I am going to|I'm going to)\s+(?:use|go with|switch|stick with|"
+    r"keep|adopt|implement|replace|rely on|take)\b"
+    r"|\b(?:I|we)\s+(?:have\s+|'ve\s+)?(?:decided|chose|chosen|opted|settled)\b|\bdecided to\b|\bdecision:"
+    r"|\bgoing with\b|\binstead of\b|\brather than\b|\bthe (?:best|right|cleanest|correct) (?:fix|approach|way)\b"
+    r"|\bthe fix is to\b|\bmy approach\b|\bthe plan is\b"
+    r"|我决定|决定(?:用|使用|采用|改)|我们(?:用|采用|选择)|采用|改用|选择了|就用|方案是"
+)
+ROLES = frozenset({"user", "assistant"})
+
+
+def find_decisions(timeline: Timeline) -> list[Statement]:
+    """Decision sentences from the user and the assistant, oldest first."""
+    return find_statements(timeline, DECISION, ROLES)

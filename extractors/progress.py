@@ -1,0 +1,96 @@
+"""Progress and next steps: the task, the todo list, tests that passed, the last request
+and the work the assistant said it would do next."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from deepmem.extractors.calls import Timeline
+from deepmem.extractors.errors import call_label
+from deepmem.extractors.statements import sentences
+
+TEST_COMMAND = re.compile(r"\b(?:pytest|tox|nox|unittest|runtests\.py|manage\.py test|npm test|go test|cargo test|make test|bin/test)\b")
+INTENT = re.compile(
+    r"(?i)\b(?:next|now I|then I|I(?:'ll| will) (?:now |then |next )?(?!use\b)\w+|I need to|we need to|"
+    r"let me|remaining|still need|TODO)\b|接下来|下一步|然后|还需要|待办"
+)
+TASK_CHARS = 700
+REQUEST_CHARS = 400
+MAX_INTENTS = 4
+MAX_PASSED = 3
+
+
+class Todo(msgspec.Struct, frozen=True):
+    """One item of the newest todo list."""
+
+    content: str
+    status: str
+    priority: str = ""
+
+
+class Progress(msgspec.Struct, frozen=True):
+    """Where the work stands."""
+
+    task: str
+    last_request: str
+    todos: tuple[Todo, ...]
+    passed: tuple[str, ...]
+    """Test commands whose newest run succeeded (newest last)."""
+    intents: tuple[str, ...]
+    """What the assistant said it would do next, from its last words."""
+    unanswered: bool
+    """True when the last user request has no assistant reply yet."""
+    steps: int
+
+
+def find_progress(timeline: Timeline) -> Progress:
+    """The task, todo state, passing tests, the last request and the assistant's stated next moves."""
+    user = [p for p in timeline.prose if p.role == "user"]
+    assistant = [p for p in timeline.prose if p.role == "assistant"]
+    task = clip(user[0].text, TASK_CHARS) if user else ""
+    last_request = clip(user[-1].text, REQUEST_CHARS) if len(user) > 1 else ""
+    unanswered = bool(user) and user[-1].step == timeline.steps
+    intents = [s for s in sentences(assistant[-1].text) if INTENT.search(s)] if assistant else []
+    return Progress(
+        task=task,
+        last_request=last_request,
+        todos=latest_todos(timeline),
+        passed=passing_tests(timeline),
+        intents=tuple(intents[-MAX_INTENTS:]),
+        unanswered=unanswered,
+        steps=timeline.steps,
+    )
+
+
+def latest_todos(timeline: Timeline) -> tuple[Todo, ...]:
+    """The newest todowrite list."""
+    for call in reversed(timeline.calls):
+        if call.tool == "todowrite" and isinstance(call.input.get("todos"), list):
+            return tuple(
+                Todo(str(item.get("content", "")), str(item.get("status", "")), str(item.get("priority", "")))
+                for item in call.input["todos"]
+                if isinstance(item, dict)
+            )
+    return ()
+
+
+def passing_tests(timeline: Timeline) -> tuple[str, ...]:
+    """Test commands whose newest run succeeded, newest last."""
+    newest: dict[str, bool] = {}
+    for call in timeline.calls:
+        if call.command and TEST_COMMAND.search(call.command):
+            label = call_label(call)
+            newest.pop(label, None)
+            newest[label] = call.status == "completed" and not call.failed
+    return tuple(label for label, passed in newest.items() if passed)[-MAX_PASSED:]
+
+
+def clip(text: str, limit: int) -> str:
+    """The text's first `limit` characters, cut at a line end when possible, marked when cut."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip() + " …"

@@ -1,0 +1,56 @@
+"""Sentences of the conversation that match a pattern (shared by decisions and constraints)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import msgspec
+
+from deepmem.extractors.calls import Timeline
+
+FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|(?<=[。！？；])|\n+")
+LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+MAX_SENTENCE = 300
+MIN_SENTENCE = 12
+
+
+class Statement(msgspec.Struct, frozen=True):
+    """A sentence someone said, with who said it and when."""
+
+    text: str
+    role: str
+    step: int
+
+
+def sentences(text: str) -> Iterator[str]:
+    """Prose sentences of a text: code fences dropped, list marks and extra spaces removed."""
+    for piece in SENTENCE_END.split(FENCE.sub("\n", text)):
+        sentence = " ".join(LIST_MARK.sub("", piece).split())
+        if MIN_SENTENCE // 3 <= len(sentence) <= MAX_SENTENCE and _mostly_prose(sentence):
+            yield sentence
+
+
+def _mostly_prose(sentence: str) -> bool:
+    symbols = sum(1 for char in sentence if char in "{}[]();=<>$|\\")
+    return symbols * 8 < len(sentence)
+
+
+def find_statements(timeline: Timeline, pattern: re.Pattern[str], roles: frozenset[str]) -> list[Statement]:
+    """Distinct matching sentences by the given roles; a repeat keeps its newest position."""
+    found: dict[str, Statement] = {}
+    for prose in timeline.prose:
+        if prose.role not in roles:
+            continue
+        for sentence in sentences(prose.text):
+            if pattern.search(sentence):
+                key = sentence.casefold().rstrip(".!。")
+                found.pop(key, None)
+                found[key] = Statement(sentence, prose.role, prose.step)
+    return list(found.values())
+
+
+def newest(statements: list[Statement], limit: int) -> list[Statement]:
+    """The newest `limit` statements, oldest first."""
+    return statements[-limit:] if limit else []
