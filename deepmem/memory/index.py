@@ -1,0 +1,165 @@
+"""The search index over one or more memory files: BM25, an inverted index, and embedding rows.
+
+Token lists and vectors are cached per entry text, in memory and under each scope's
+`index/` folder, so a changed MEMORY.md only re-tokenises and re-embeds the entries
+that changed. The index itself is rebuilt when any file's content hash changes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import xxhash
+
+from deepmem.memory.embed import encode
+from deepmem.memory.entries import Entry
+from deepmem.memory.files import MemoryFile
+from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest
+from deepmem.sessionio import atomic_write
+
+INDEX_VERSION = "1"
+KEPT_INDEXES = 4
+
+
+class TokenCache(msgspec.Struct):
+    """Token lists by text digest, as stored in `index/tokens.msgpack`."""
+
+    version: str
+    tokens: dict[str, list[str]]
+
+
+class VectorRows(msgspec.Struct):
+    """The text digests of the rows of `index/vectors-<model>.npy`."""
+
+    model: str
+    digests: list[str]
+
+
+def _save_cache(path: Path, data: bytes) -> None:
+    """Write a cache file (the folder keeps itself out of git); a read-only folder means no cache."""
+    try:
+        ignore = path.parent / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, b"*\n")
+        atomic_write(path, data)
+    except OSError:
+        pass
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+_saved_tokens: dict[Path, set[str]] = {}
+"""Per tokens.msgpack file, the digests it holds on disk."""
+
+
+def entry_tokens(state: MemoryFile) -> list[list[str]]:
+    """Token lists of a file's entries, using and refreshing `index/tokens.msgpack`."""
+    path = state.path.parent / "index" / "tokens.msgpack"
+    saved = _saved_tokens.get(path)
+    if saved is None:
+        saved = _saved_tokens[path] = set()
+        raw = _read_bytes(path)
+        try:
+            stored = msgspec.msgpack.decode(raw, type=TokenCache) if raw else None
+        except msgspec.DecodeError:
+            stored = None
+        if stored is not None and stored.version == TOKENIZER_VERSION + INDEX_VERSION:
+            known_tokens.update(stored.tokens)
+            saved.update(stored.tokens)
+    digests = [text_digest(entry.text) for entry in state.entries]
+    result = [cached_tokens(entry.text, digest) for entry, digest in zip(state.entries, digests, strict=True)]
+    if not saved.issuperset(digests):
+        table = dict(zip(digests, result, strict=True))
+        _save_cache(path, msgspec.msgpack.encode(TokenCache(TOKENIZER_VERSION + INDEX_VERSION, table)))
+        _saved_tokens[path] = set(table)
+    return result
+
+
+_vectors: dict[tuple[str, Path], tuple[dict[str, int], Any]] = {}
+
+
+def _load_vectors(base: Path, model: str) -> tuple[dict[str, int], Any]:
+    """Rows and matrix from `index/vectors-<model>.*`, or nothing when absent or stale."""
+    rows_raw = _read_bytes(base.with_suffix(".rows"))
+    if rows_raw:
+        try:
+            rows = msgspec.json.decode(rows_raw, type=VectorRows)
+            matrix = np.load(base.with_suffix(".npy"), allow_pickle=False)
+        except (msgspec.DecodeError, OSError, ValueError):
+            return {}, None
+        if rows.model == model and matrix.ndim == 2 and matrix.shape[0] == len(rows.digests):
+            return {digest: index for index, digest in enumerate(rows.digests)}, matrix
+    return {}, None
+
+
+def entry_vectors(state: MemoryFile, model: str) -> Any:
+    """Embedding rows of a file's entries, using and refreshing `index/vectors-<model>.npy`."""
+    base = state.path.parent / "index" / f"vectors-{xxhash.xxh3_64_hexdigest(model.encode())}"
+    positions, matrix = _vectors.get((model, base)) or _load_vectors(base, model)
+    digests = [text_digest(entry.text) for entry in state.entries]
+    todo = {digest: entry.text for digest, entry in zip(digests, state.entries, strict=True) if digest not in positions}
+    if todo or matrix is None:
+        fresh = encode(model, list(todo.values()))
+        matrix = fresh if matrix is None else np.concatenate([matrix, fresh])
+        positions = {**positions, **{digest: len(positions) + n for n, digest in enumerate(todo)}}
+        used = sorted(set(digests), key=positions.__getitem__)
+        matrix = matrix[[positions[digest] for digest in used]]
+        positions = {digest: index for index, digest in enumerate(used)}
+        _save_cache(base.with_suffix(".rows"), msgspec.json.encode(VectorRows(model, used)))
+        _save_npy(base.with_suffix(".npy"), matrix)
+    _vectors[(model, base)] = (positions, matrix)
+    return matrix[[positions[digest] for digest in digests]]
+
+
+def _save_npy(path: Path, matrix: Any) -> None:
+    """Write a matrix as .npy through the atomic writer."""
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, matrix, allow_pickle=False)
+    _save_cache(path, buffer.getvalue())
+
+
+class SearchIndex:
+    """BM25 over entry tokens with an inverted index, plus one embedding row per entry."""
+
+    def __init__(self, files: list[MemoryFile], model: str) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self.model = model
+        self.entries: list[Entry] = [entry for state in files for entry in state.entries]
+        self.tokens: list[list[str]] = [tokens for state in files for tokens in entry_tokens(state)]
+        self.bm25 = BM25Okapi(self.tokens) if any(self.tokens) else None
+        postings: dict[str, list[int]] = {}
+        for position, tokens in enumerate(self.tokens):
+            for term in set(tokens):
+                postings.setdefault(term, []).append(position)
+        self.postings = {term: np.asarray(docs, dtype=np.int64) for term, docs in postings.items()}
+        if self.bm25 is not None:
+            self.bm25.doc_len = np.asarray(self.bm25.doc_len)
+        parts = [entry_vectors(state, model) for state in files if state.entries]
+        self.vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+
+
+_indexes: dict[tuple[str, tuple[tuple[str, str], ...]], SearchIndex] = {}
+
+
+def search_index(files: list[MemoryFile], model: str) -> SearchIndex:
+    """The index for these files' current contents, built once per content hash."""
+    key = (model, tuple((os.fspath(state.path), state.digest) for state in files))
+    index = _indexes.get(key)
+    if index is None:
+        index = SearchIndex(files, model)
+        while len(_indexes) >= KEPT_INDEXES:
+            _indexes.pop(next(iter(_indexes)))
+        _indexes[key] = index
+    return index

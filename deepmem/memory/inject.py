@@ -1,0 +1,84 @@
+"""What memory puts into a model's context: the stable block, the whisper, and search results as text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from deepmem.memory.entries import Entry
+from deepmem.tokens import estimate_tokens
+
+STABLE_BUDGET_TOKENS = 1_200
+WHISPER_BUDGET_TOKENS = 300
+WHISPER_HITS = 3
+WHISPER_MIN_SIMILARITY = 0.5
+WHISPER_MIN_COVERAGE = 0.5
+"""A whisper hit needs this cosine similarity, or this share of the query's terms with some BM25 score."""
+ENTRY_CHARS = 400
+
+TOOL_HINT = (
+    "Memory tools: memory_search(query) finds stored project and global memories; "
+    "memory_store(text, type) keeps a decision, constraint, gotcha or fact for later sessions; "
+    "deep_expand(key) restores text cut from earlier tool output (the key is in the marker)."
+)
+
+
+def _line(entry: Entry, chars: int = ENTRY_CHARS) -> str:
+    """One entry on one line, cut to `chars` characters."""
+    text = " ".join(entry.text.split())
+    text = text if len(text) <= chars else text[: chars - 1] + "…"
+    where = " (global)" if entry.scope == "global" else ""
+    return f"- [{entry.id}]{where} {text}"
+
+
+def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = STABLE_BUDGET_TOKENS) -> str:
+    """The system-prompt block: constraints, then decisions, as many as fit the budget, then the tool hint."""
+    used = estimate_tokens(TOOL_HINT) + 40
+    sections: list[str] = []
+    left_out = 0
+    for title, group in (("Constraints (always respect):", constraints), ("Key decisions:", decisions)):
+        lines = []
+        for entry in group:
+            line = _line(entry)
+            cost = estimate_tokens(line) + 1
+            if used + cost > budget:
+                left_out += 1
+                continue
+            used += cost
+            lines.append(line)
+        if lines:
+            sections.append("\n".join([title, *lines]))
+    if left_out:
+        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them.)")
+    body = "\n\n".join([*sections, TOOL_HINT])
+    return f"<deep-memory>\n{body}\n</deep-memory>"
+
+
+def whisper_text(hits: list[tuple[Entry, float]]) -> str | None:
+    """The end-of-context reminder for the newest user message, or None without hits."""
+    lines = []
+    used = 30
+    for entry, _score in hits[:WHISPER_HITS]:
+        line = _line(entry, 300)
+        if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
+            break
+        used += estimate_tokens(line)
+        lines.append(line)
+    if not lines:
+        return None
+    return "<deep-memory-recall>\nStored memories that may bear on this (memory_search for more):\n" + "\n".join(
+        lines
+    ) + "\n</deep-memory-recall>"
+
+
+def format_hits(hits: Iterable[dict[str, Any]]) -> str:
+    """Search results as compact text for the model (the memory_search tool result)."""
+    hits = list(hits)
+    if not hits:
+        return "No stored memory matches."
+    lines = [f"{len(hits)} {'memory' if len(hits) == 1 else 'memories'}:"]
+    for number, hit in enumerate(hits, 1):
+        meta = " · ".join(part for part in (hit["type"], hit["scope"], hit.get("time", "")) if part)
+        lines.append(f"{number}. [{hit['id']}] {meta}")
+        lines.extend(f"   {line}" for line in hit["text"].split("\n"))
+    return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""Writing memories: store with dedup, import, forget, and automatic notes."""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+
+from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
+from deepmem.memory.files import MemoryFile, locked, read_memory_file, scope_dir, write_memory_file
+from deepmem.memory.tokenize import cached_tokens
+
+NEAR_DUPLICATE = 0.8
+"""Token-set Jaccard similarity at or above which two entries count as near-duplicates."""
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """What a store did: `stored`, `merged` (into an existing entry) or `refused`."""
+
+    status: str
+    entry: Entry
+    message: str
+
+
+def now_text() -> str:
+    """The current UTC time, to the minute, as stored in MEMORY.md."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def memory_path(root: str | os.PathLike[str], scope: str) -> Path:
+    """MEMORY.md of a scope."""
+    return scope_dir(root, scope) / "MEMORY.md"
+
+
+class DedupIndex:
+    """Token sets of a file's entries and which entries hold each token, for near-duplicate lookups."""
+
+    def __init__(self, state: MemoryFile) -> None:
+        self.digest = state.digest
+        self.sets: dict[str, frozenset[str]] = {}
+        self.holders: dict[str, set[str]] = {}
+        for entry in state.entries:
+            self.add(entry)
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry's tokens."""
+        tokens = frozenset(cached_tokens(entry.text))
+        self.sets[entry.id] = tokens
+        for token in tokens:
+            self.holders.setdefault(token, set()).add(entry.id)
+
+    def remove(self, entry_id: str) -> None:
+        """Forget one entry's tokens."""
+        for token in self.sets.pop(entry_id, ()):
+            self.holders[token].discard(entry_id)
+
+    def nearest(self, tokens: frozenset[str]) -> tuple[str, float] | None:
+        """The most similar entry at or above NEAR_DUPLICATE (prefix filter on the rarest tokens)."""
+        if not tokens:
+            return None
+        rarest = sorted(tokens, key=lambda token: (len(self.holders.get(token, ())), token))
+        prefix = rarest[: len(tokens) - math.ceil(NEAR_DUPLICATE * len(tokens)) + 1]
+        candidates = sorted({entry_id for token in prefix for entry_id in self.holders.get(token, ())})
+        best: tuple[str, float] | None = None
+        for entry_id in candidates:
+            other = self.sets[entry_id]
+            score = len(tokens & other) / len(tokens | other)
+            if score >= NEAR_DUPLICATE and (best is None or score > best[1]):
+                best = (entry_id, score)
+        return best
+
+
+_dedup: dict[Path, DedupIndex] = {}
+
+
+def _dedup_index(state: MemoryFile) -> DedupIndex:
+    index = _dedup.get(state.path)
+    if index is None or index.digest != state.digest:
+        index = _dedup[state.path] = DedupIndex(state)
+    return index
+
+
+def _brief(entry: Entry) -> str:
+    text = entry.text.split("\n", 1)[0]
+    return f"[{entry.id}] {text[:80]}{'…' if len(text) > 80 else ''}"
+
+
+def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: str = "project",
+          time: str | None = None) -> Outcome:
+    """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
+    text, kind = clean_text(text), check_type(kind)
+    path = memory_path(root, scope)
+    with locked(path.parent):
+        state = read_memory_file(path, scope)
+        same = state.by_text.get(normalise(text))
+        if same is not None:
+            existing = state.entries[state.by_id[same]]
+            return Outcome("refused", existing, f"already stored as {_brief(existing)}")
+        dedup = _dedup_index(state)
+        tokens = frozenset(cached_tokens(text))
+        near = dedup.nearest(tokens)
+        entries = list(state.entries)
+        stamp = check_time(time) if time is not None else now_text()
+        if near is not None:
+            existing = entries[state.by_id[near[0]]]
+            if not tokens > dedup.sets[existing.id]:
+                return Outcome("refused", existing, f"near-duplicate ({near[1]:.2f}) of {_brief(existing)}")
+            entry = Entry(existing.id, kind, text, stamp, scope)
+            entries[state.by_id[existing.id]] = entry
+            dedup.remove(existing.id)
+            status, message = "merged", f"merged into {_brief(existing)} (the new text adds to it)"
+        else:
+            entry = Entry(new_id(text, state.by_id), kind, text, stamp, scope)
+            entries.append(entry)
+            status, message = "stored", f"stored as [{entry.id}]"
+        dedup.add(entry)
+        dedup.digest = write_memory_file(state, entries).digest
+    return Outcome(status, entry, message)
+
+
+def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str = "project",
+                   dedup: bool = False) -> dict[str, int]:
+    """Add many entries in one write; each keeps its id (replacing an entry with that id)."""
+    path = memory_path(root, scope)
+    counts = {"imported": 0, "replaced": 0, "skipped": 0}
+    with locked(path.parent):
+        state = read_memory_file(path, scope)
+        entries = list(state.entries)
+        positions = dict(state.by_id)
+        texts = dict(state.by_text) if dedup else {}
+        for item in items:
+            entry = msgspec.structs.replace(item, id=check_id(item.id), type=check_type(item.type),
+                                            text=clean_text(item.text), time=check_time(item.time), scope=scope)
+            if dedup and normalise(entry.text) in texts:
+                counts["skipped"] += 1
+                continue
+            texts[normalise(entry.text)] = entry.id
+            if entry.id in positions:
+                entries[positions[entry.id]] = entry
+                counts["replaced"] += 1
+            else:
+                positions[entry.id] = len(entries)
+                entries.append(entry)
+                counts["imported"] += 1
+        write_memory_file(state, entries)
+    return counts
+
+
+def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "project") -> list[Entry]:
+    """Remove entries by id; returns the removed entries (unknown ids are ignored)."""
+    path = memory_path(root, scope)
+    with locked(path.parent):
+        state = read_memory_file(path, scope)
+        gone = [state.entries[state.by_id[entry_id]] for entry_id in dict.fromkeys(ids) if entry_id in state.by_id]
+        if gone:
+            dropped = {entry.id for entry in gone}
+            write_memory_file(state, [entry for entry in state.entries if entry.id not in dropped])
+    return gone
+
+
+def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | None = None) -> Entry | None:
+    """Append an automatic capture to notes.md (exact repeats are skipped); returns the new note."""
+    text = clean_text(text)
+    path = scope_dir(root, "project") / "notes.md"
+    with locked(path.parent):
+        state = read_memory_file(path, "project")
+        if normalise(text) in state.by_text:
+            return None
+        label = check_time(" ".join(source.split())[:40] or "auto")
+        stamp = f"{check_time(time) if time is not None else now_text()} · {label}"
+        note = Entry(new_id(text, state.by_id), "note", text, stamp, "project")
+        write_memory_file(state, [*state.entries, note])
+    return note
