@@ -148,8 +148,8 @@ class Engine:
         }
         if not request.compaction:
             self.add_whisper(state, request.session, messages)
-            self.add_tail_parts(state, request.session, plan, messages)
             wanted.update(state.appends)
+            wanted.update(self.tail_edits(request.session, plan, messages))
         state.saved = plan_totals(plan)
         edits, drop = diff_held(state, wanted, keep_appends=request.compaction)
         return {
@@ -182,17 +182,19 @@ class Engine:
         text = features.optional_feature(features.MEMORY, "whisper", self.root, query)
         if text:
             part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
-            add_append(state, session_id, message_id, part)
+            edit = append_edit(session_id, message_id, part)
+            state.appends[edit["key"]] = edit
 
-    def add_tail_parts(
-        self, state: SessionState, session_id: str, plan: Plan, messages: list[Message]
-    ) -> None:
-        """Nudges the pipeline asks for, appended once to the message that is last now."""
-        if not messages:
-            return
+    def tail_edits(self, session_id: str, plan: Plan, messages: list[Message]) -> dict[str, dict[str, Any]]:
+        """This step's nudges, appended to the message that is last now (as the CLI does)."""
+        if not messages or not plan.tail_parts:
+            return {}
         message_id = str(messages[-1]["info"].get("id", ""))
-        for part in getattr(plan, "tail_parts", None) or []:
-            add_append(state, session_id, message_id, dict(part))
+        edits = {}
+        for part in plan.tail_parts:
+            edit = append_edit(session_id, message_id, dict(part))
+            edits[edit["key"]] = edit
+        return edits
 
     # system, compaction, events ---------------------------------------------------------
 
@@ -313,13 +315,10 @@ class Engine:
             self.save_stats(session_id)
 
 
-def add_append(state: SessionState, session_id: str, message_id: str, part: dict[str, Any]) -> None:
-    """Record a sticky append edit: the part stays at the end of that message for good."""
-    key = f"append:{part.get('id')}"
-    if key in state.appends:
-        return
-    part = {**part, "messageID": message_id, "sessionID": session_id}
-    state.appends[key] = {"key": key, "message": message_id, "append": part}
+def append_edit(session_id: str, message_id: str, part: dict[str, Any]) -> dict[str, Any]:
+    """An edit that appends a synthetic part at the end of one message."""
+    part = {"messageID": message_id, "sessionID": session_id, **part}
+    return {"key": f"append:{part.get('id')}", "message": message_id, "append": part}
 
 
 def diff_held(

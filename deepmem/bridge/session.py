@@ -25,7 +25,7 @@ class SessionState(msgspec.Struct):
     held: dict[str, str] = {}
     """Edit key → digest of the edit the plugin holds (it re-applies them every step)."""
     appends: dict[str, dict[str, Any]] = {}
-    """Sticky appended parts (whisper, nudges): edit key → edit, re-sent after a resync."""
+    """Sticky appended parts (the whisper of each user message): edit key → edit."""
     whispered: set[str] = set()
     """User message ids whose whisper was already decided."""
     stable_block: str | None = None

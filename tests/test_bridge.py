@@ -1,0 +1,362 @@
+"""The bridge over a real subprocess: handshake, incremental transform, ops, bad input, exits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import orjson
+import pytest
+
+from deepmem import __version__
+from deepmem.bridge.protocol import PROTOCOL
+from deepmem.markers import marker_keys
+from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.sessionio import read_session
+from deepmem.types import Settings
+
+from .conftest import FIXTURES
+
+DJANGO = FIXTURES / "sessions" / "django-15499.json"
+SMALL_BATCHES = {"DEEPMEM_TAIL_STEPS": "2", "DEEPMEM_BATCH_STEPS": "3"}
+REPLY_GUARD_SECONDS = 120
+"""Only a guard against a hung engine (the test fails instead of hanging); not a speed check."""
+
+
+def sha1(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+class Bridge:
+    """A `deepmem bridge` subprocess and a client speaking the plugin's wire format."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "deepmem", "bridge", "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+        self.next_id = 0
+        self.sent: list[tuple[str, str]] = []  # (message id, digest) the engine holds
+        self.chain: list[str] = []
+        self.part_digests: dict[str, str] = {}
+        self.edits: dict[str, dict[str, Any]] = {}
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def read_reply(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_GUARD_SECONDS)
+        assert ready, "the engine did not answer"
+        line = self.proc.stdout.readline()
+        assert line.endswith(b"\n"), f"no full reply line: {line[:200]!r}"
+        return orjson.loads(line)
+
+    def request(self, op: str, **body: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.write(orjson.dumps({"id": self.next_id, "op": op, **body}) + b"\n")
+        reply = self.read_reply()
+        assert reply["id"] == self.next_id
+        return reply
+
+    def hello(self) -> dict[str, Any]:
+        return self.request("hello", version=__version__, protocol=PROTOCOL)
+
+    def transform_body(self, session: str, messages: list[dict]) -> dict[str, Any]:
+        """The request the plugin would send for this step (same digests, keep and refs)."""
+        digests = []
+        for message in messages:
+            parts = [sha1(json.dumps(part)) for part in message["parts"]]
+            digests.append((sha1(json.dumps(message["info"]) + "|" + ",".join(parts)), parts))
+        keep = 0
+        while keep < min(len(digests), len(self.sent)) and self.sent[keep][1] == digests[keep][0]:
+            keep += 1
+        wire = []
+        for message, (digest, parts) in zip(messages[keep:], digests[keep:], strict=True):
+            items = []
+            for part, part_digest in zip(message["parts"], parts, strict=True):
+                item = {"id": part["id"], "d": part_digest}
+                if self.part_digests.get(part["id"]) != part_digest:
+                    item["part"] = part
+                items.append(item)
+            wire.append({"d": digest, "info": message["info"], "parts": items})
+        body = {
+            "session": session,
+            "keep": keep,
+            "keep_digest": self.chain[keep - 1] if keep else "",
+            "messages": wire,
+        }
+        self.sent = self.sent[:keep] + [(m["info"]["id"], d) for m, (d, _) in zip(messages[keep:], digests[keep:], strict=True)]
+        self.chain = self.chain[:keep]
+        for message, (digest, parts) in zip(messages[keep:], digests[keep:], strict=True):
+            self.chain.append(sha1((self.chain[-1] if self.chain else "") + digest))
+            for part, part_digest in zip(message["parts"], parts, strict=True):
+                self.part_digests[part["id"]] = part_digest
+        return body
+
+    def transform(self, session: str, messages: list[dict]) -> dict[str, Any]:
+        """Send one step, merge the reply into the edit cache, return the reply."""
+        self.last_body = self.transform_body(session, messages)
+        reply = self.request("transform", **self.last_body)
+        if reply.get("ok"):
+            for key in reply["drop"]:
+                del self.edits[key]
+            for edit in reply["edits"]:
+                self.edits[edit["key"]] = edit
+        return reply
+
+    def applied(self, messages: list[dict]) -> list[dict]:
+        """The messages with every cached edit applied, as the plugin does it."""
+        result = json.loads(json.dumps(messages))
+        where = {part["id"]: (i, j) for i, m in enumerate(result) for j, part in enumerate(m["parts"])}
+        by_id = {message["info"]["id"]: message for message in result}
+        for edit in self.edits.values():
+            if "part" in edit and edit["key"] in where:
+                i, j = where[edit["key"]]
+                result[i]["parts"][j] = edit["part"]
+            elif "append" in edit and edit["message"] in by_id:
+                by_id[edit["message"]]["parts"].append(edit["append"])
+        return result
+
+    def close(self) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        code = self.proc.wait(timeout=REPLY_GUARD_SECONDS)
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        return code
+
+
+@pytest.fixture
+def bridge(tmp_path: Path):
+    engine = Bridge(tmp_path, SMALL_BATCHES)
+    assert engine.hello()["ok"]
+    yield engine
+    engine.close()
+
+
+def django_messages() -> list[dict]:
+    return read_session(str(DJANGO)).messages
+
+
+def steps_of(messages: list[dict]) -> list[int]:
+    """History lengths at which OpenCode calls the transform: before each assistant message."""
+    return [i for i, m in enumerate(messages) if m["info"]["role"] == "assistant" and i > 0] + [len(messages)]
+
+
+def test_handshake_reports_versions(tmp_path: Path) -> None:
+    engine = Bridge(tmp_path)
+    reply = engine.hello()
+    assert reply["ok"] and reply["version"] == __version__ and reply["protocol"] == PROTOCOL
+    mismatch = engine.request("hello", version="0.0.0-other", protocol=PROTOCOL)
+    assert mismatch["error"]["code"] == "version_mismatch"
+    assert engine.close() == 0
+
+
+def test_incremental_transform_matches_the_cli_at_every_step(bridge: Bridge) -> None:
+    """Growing a real session step by step: the cached edits give exactly the CLI's output,
+    and a step sends only the new messages, never an edit the plugin already holds."""
+    messages = django_messages()
+    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
+    total_edits = 0
+    previous = 0
+    for length in steps_of(messages):
+        history = messages[:length]
+        held = dict(bridge.edits)
+        reply = bridge.transform("ses_django", history)
+        assert reply["ok"], reply
+        body = bridge.last_body
+        assert body["keep"] == previous  # everything sent before is kept …
+        assert len(body["messages"]) == length - previous  # … and only new messages travel
+        previous = length
+        assert all(held.get(edit["key"]) != edit for edit in reply["edits"])  # never resent unchanged
+        total_edits += len(reply["edits"])
+        plan = plan_transform(history, settings)
+        assert bridge.applied(history) == apply_transform(history, plan)
+        replaced = {key for key, edit in bridge.edits.items() if "part" in edit}
+        assert replaced == {edit.part_id for edit in plan.edits}
+    assert total_edits >= len(bridge.edits) > 0
+
+
+def test_unchanged_step_sends_nothing_back(bridge: Bridge) -> None:
+    messages = django_messages()
+    first = bridge.transform("s", messages)
+    assert first["ok"] and first["edits"]
+    again = bridge.transform("s", messages)
+    assert again == {**again, "ok": True, "edits": [], "drop": []}
+    assert bridge.transform_body("s", messages)["messages"] == []
+
+
+def test_resync_when_the_engine_lost_the_prefix(tmp_path: Path) -> None:
+    messages = django_messages()
+    first = Bridge(tmp_path, SMALL_BATCHES)
+    first.hello()
+    assert first.transform("s", messages)["ok"]
+    first.close()
+    restarted = Bridge(tmp_path, SMALL_BATCHES)
+    restarted.hello()
+    restarted.sent, restarted.chain, restarted.part_digests = first.sent, first.chain, first.part_digests
+    reply = restarted.transform("s", messages + [messages[-1]])
+    assert reply["error"]["code"] == "resync"
+    restarted.sent, restarted.chain, restarted.part_digests = [], [], {}
+    again = restarted.transform("s", messages)
+    assert again["ok"] and again["edits"]
+    restarted.close()
+
+
+def test_deep_expand_returns_the_original(bridge: Bridge) -> None:
+    """Every compressed part names the CCR key of its whole original; expanding gives it back."""
+    messages = django_messages()
+    bridge.transform("s", messages)
+    originals = {part["id"]: part for message in messages for part in message["parts"]}
+    replaced = [edit for edit in bridge.edits.values() if "part" in edit]
+    assert replaced, "the session should produce edits"
+    for edit in replaced:
+        key = edit["part"]["metadata"]["deepmem"]["part"]
+        whole = bridge.request("tool", name="deep_expand", args={"key": f"ccr:{key}"})
+        assert orjson.loads(whole["output"]) == originals[edit["key"]]
+        for marked in marker_keys(json.dumps(edit["part"])):
+            assert bridge.request("expand", key=marked)["ok"]
+    key = replaced[0]["part"]["metadata"]["deepmem"]["part"]
+    whole = bridge.request("expand", key=key)["text"]
+    lines = bridge.request("tool", name="deep_expand", args={"key": key, "lines": "1-1"})
+    assert lines["output"] == whole.splitlines(keepends=True)[0]
+    unknown = bridge.request("tool", name="deep_expand", args={"key": "0" * 32})
+    assert unknown["error"]["code"] == "unknown_key"
+
+
+def test_system_block_is_frozen_and_skips_side_requests(tmp_path: Path) -> None:
+    engine = Bridge(tmp_path)
+    engine.hello()
+    main = engine.request("system", session="s", system=["You are opencode, an interactive CLI tool"])
+    title = engine.request("system", session="s", system=["You are a title generator. You output ONLY a thread title."])
+    summary = engine.request("system", session="s", system=["You are a context summarization agent."])
+    assert title["append"] == [] and summary["append"] == []
+    again = engine.request("system", session="s", system=["You are opencode, an interactive CLI tool"])
+    assert again["append"] == main["append"]
+    engine.close()
+    frozen = tmp_path / ".deep-memory" / "sessions" / "s" / "stable-block.md"
+    assert frozen.is_file()
+    frozen.write_text("frozen block", encoding="utf-8")
+    restarted = Bridge(tmp_path)
+    restarted.hello()
+    assert restarted.request("system", session="s", system=["You are opencode"])["append"] == ["frozen block"]
+    restarted.close()
+
+
+def test_features_answer_or_say_not_available(bridge: Bridge) -> None:
+    """Memory, checkpoints and slash commands either work or answer `not_available`."""
+    stored = bridge.request("tool", name="memory_store", args={"text": "We use orjson, never json.", "type": "decision"})
+    if "error" in stored:
+        assert stored["error"]["code"] == "not_available"
+    else:
+        found = bridge.request("tool", name="memory_search", args={"query": "orjson"})
+        assert "orjson" in found["output"]
+    command = bridge.request("command", command="checkpoint", session="s")
+    assert command.get("ok") or command["error"]["code"] == "not_available"
+    bad_args = bridge.request("tool", name="memory_search", args={"query": 5})
+    assert bad_args["error"]["code"] in ("bad_request", "not_available")
+    assert bridge.request("tool", name="no_such_tool", args={})["error"]["code"] == "unknown_tool"
+
+
+def test_idle_event_toasts_once_and_records_stats(bridge: Bridge, tmp_path: Path) -> None:
+    bridge.transform("ses_x", django_messages())
+    first = bridge.request("event", type="session.idle", session="ses_x")
+    second = bridge.request("event", type="session.idle", session="ses_x")
+    assert "tokens saved" in first["toast"] and "toast" not in second
+    record = orjson.loads((tmp_path / ".deep-memory" / "sessions" / "ses_x" / "stats.json").read_bytes())
+    assert record["tokens_before"] > record["tokens_after"] > 0
+    assert bridge.request("stats", session="ses_x")["sessions"]["ses_x"]["compressed"] == record["compressed"]
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"not json at all", "bad_json"),
+        (b"[1, 2, 3]", "bad_json"),
+        (b'{"id": 7, "op": "fly"}', "unknown_op"),
+        (b'{"id": 7}', "unknown_op"),
+        (b'{"id": 7, "op": "transform", "session": 3, "messages": []}', "bad_request"),
+        (b'{"id": 7, "op": "transform", "session": "s", "messages": [{"d": "x", "info": {}, "parts": []}]}', "bad_request"),
+        (b'{"id": 7, "op": "expand"}', "bad_request"),
+        (b'{"id": 7, "op": "hello", "version": 1, "protocol": "x"}', "bad_request"),
+    ],
+)
+def test_bad_lines_get_an_error_and_the_engine_keeps_serving(bridge: Bridge, line: bytes, code: str) -> None:
+    bridge.write(line + b"\n")
+    reply = bridge.read_reply()
+    assert reply["error"]["code"] == code
+    assert bridge.hello()["ok"]
+
+
+def test_a_100_mb_line_is_refused_and_the_engine_keeps_serving(bridge: Bridge) -> None:
+    big = b'{"id": 9, "op": "expand", "key": "' + b"x" * (100 * 1024 * 1024) + b'"}\n'
+    bridge.write(big)
+    assert bridge.read_reply()["error"]["code"] == "too_large"
+    assert bridge.hello()["ok"]
+
+
+def test_stdin_closed_mid_request_exits_cleanly(tmp_path: Path) -> None:
+    engine = Bridge(tmp_path, SMALL_BATCHES)
+    engine.hello()
+    body = orjson.dumps({"id": 5, "op": "transform", **engine.transform_body("s", django_messages())})
+    engine.write(body[: len(body) // 2])
+    assert engine.close() == 0
+    leftovers = [p for p in (tmp_path / ".deep-memory").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_shutdown_op_stops_the_engine(tmp_path: Path) -> None:
+    engine = Bridge(tmp_path)
+    assert engine.request("shutdown")["ok"]
+    assert engine.proc.wait(timeout=REPLY_GUARD_SECONDS) == 0
+    assert engine.close() == 0
+
+
+def test_engine_exits_when_its_parent_dies(tmp_path: Path) -> None:
+    """The parent is killed while stdin stays open: the engine notices through getppid."""
+    read_end, write_end = os.pipe()
+    launcher = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-m', 'deepmem', 'bridge', '--root', {str(tmp_path)!r}])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", launcher], stdin=read_end, stdout=subprocess.PIPE)
+    os.close(read_end)
+    assert parent.stdout is not None
+    engine_pid = int(parent.stdout.readline())
+    hello = {"id": 1, "op": "hello", "version": __version__, "protocol": PROTOCOL}
+    os.write(write_end, orjson.dumps(hello) + b"\n")
+    assert orjson.loads(parent.stdout.readline())["ok"]  # the engine is up and watching
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    parent.stdout.close()
+    deadline = time.monotonic() + REPLY_GUARD_SECONDS
+    while is_running(engine_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.close(write_end)
+    assert not is_running(engine_pid)
+
+
+def is_running(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
