@@ -22,6 +22,9 @@ from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_toke
 from deepmem.sessionio import atomic_write
 
 INDEX_VERSION = "1"
+BM25_K1 = 1.2
+BM25_B = 0.4
+"""Short memories: weaker length normalisation than the usual 0.75 ranks them better."""
 KEPT_INDEXES = 4
 
 
@@ -138,7 +141,7 @@ class SearchIndex:
         self.model = model
         self.entries: list[Entry] = [entry for state in files for entry in state.entries]
         self.tokens: list[list[str]] = [tokens for state in files for tokens in entry_tokens(state)]
-        self.bm25 = BM25Okapi(self.tokens) if any(self.tokens) else None
+        self.bm25 = BM25Okapi(self.tokens, k1=BM25_K1, b=BM25_B) if any(self.tokens) else None
         postings: dict[str, list[int]] = {}
         for position, tokens in enumerate(self.tokens):
             for term in set(tokens):

@@ -13,8 +13,8 @@ from deepmem.types import InputError
 
 CANDIDATE_CAP = 4_000
 """BM25 scores at most about this many entries: postings are added rarest term first."""
-BM25_WEIGHT = 0.5
-"""Share of the normalised BM25 score in the fused score; the rest is cosine similarity."""
+BM25_WEIGHT = 0.4
+"""Share of the BM25 score (over the best one) in the fused score; the rest is the spread similarity."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -75,6 +75,14 @@ def term_scores(index: SearchIndex, terms: list[str], position: int) -> dict[str
     }
 
 
+def spread(similarity: np.ndarray) -> np.ndarray:
+    """Cosine similarities rescaled to 0..1 between the worst and best entry (clipped when all equal)."""
+    low, high = float(similarity.min()), float(similarity.max())
+    if high - low < 1e-9:
+        return np.clip(similarity, 0.0, None)
+    return (similarity - low) / (high - low)
+
+
 def _ranks(scores: np.ndarray, order: np.ndarray, positions: np.ndarray) -> list[int | None]:
     """1-based rank in `order` of each position, None where the score is not positive."""
     where = {int(doc): rank for rank, doc in enumerate(order, 1)}
@@ -93,7 +101,7 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
     top_lexical = float(lexical.max()) if count else 0.0
     lexical_norm = lexical / top_lexical if top_lexical > 0 else lexical
     similarity = index.vectors @ encode(index.model, [query])[0]
-    semantic = np.clip(similarity, 0.0, None)
+    semantic = spread(similarity)
     fused = bm25_weight * lexical_norm + (1.0 - bm25_weight) * semantic
     depth = min(k, count)
     top = np.argpartition(-fused, depth - 1)[:depth]
@@ -105,7 +113,7 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
         bm25_order = np.lexsort((np.arange(count), -lexical))[:reach]
         sim_order = np.lexsort((np.arange(count), -similarity))[:reach]
     bm25_ranks = _ranks(lexical, bm25_order, top) if explain else [None] * len(top)
-    sim_ranks = _ranks(semantic, sim_order, top) if explain else [None] * len(top)
+    sim_ranks = _ranks(similarity, sim_order, top) if explain else [None] * len(top)
     return [
         Hit(
             entry=index.entries[doc],
