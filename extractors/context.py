@@ -11,7 +11,9 @@ from deepmem.extractors.calls import Timeline
 from deepmem.extractors.errors import call_label
 
 PATH = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|c|h|cpp|toml|json|ya?ml|md|cfg|ini|txt|sh)\b")
-IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]*[A-Za-z0-9_](?:\(\))?)`")
+IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*[A-Za-z0-9_](?:\(\))?")
+QUOTED = re.compile(r"`([^`\n]{2,200})`")
+"""Prose is read only inside backticks, where paths and identifiers are quoted."""
 MIN_REPEATS = 2
 LIMIT = 8
 
@@ -25,7 +27,7 @@ class CriticalContext(msgspec.Struct, frozen=True):
 
 
 def find_context(timeline: Timeline) -> CriticalContext:
-    """Count references in tool inputs and prose; keep those that recur."""
+    """Count references in tool inputs and quoted in prose; keep those that recur."""
     paths: Counter[str] = Counter()
     commands: Counter[str] = Counter()
     identifiers: Counter[str] = Counter()
@@ -37,8 +39,11 @@ def find_context(timeline: Timeline) -> CriticalContext:
             commands[call_label(call)] += 1
             paths.update(_relative(p, timeline.root) for p in set(PATH.findall(call.command)))
     for prose in timeline.prose:
-        paths.update(_relative(p, timeline.root) for p in set(PATH.findall(prose.text)))
-        identifiers.update(i for i in set(IDENTIFIER.findall(prose.text)) if not PATH.fullmatch(i))
+        for span in set(QUOTED.findall(prose.text)):
+            if PATH.fullmatch(span):
+                paths[_relative(span, timeline.root)] += 1
+            elif IDENTIFIER.fullmatch(span):
+                identifiers[span] += 1
     return CriticalContext(_top(paths), _top(commands), _top(identifiers))
 
 

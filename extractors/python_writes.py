@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 WRITE_MODE = re.compile(r"[wax+]")
 WRITE_METHODS = frozenset({"write_text", "write_bytes", "touch", "unlink", "rename", "replace"})
-MOVE_FUNCTIONS = frozenset({"rename", "replace", "move", "copy", "copyfile", "copy2"})
+MOVE_FUNCTIONS = frozenset({"rename", "replace", "move", "copy", "copyfile", "copy2", "symlink", "link"})
+SAVE_METHODS = frozenset({"write", "writeto", "savefig", "save", "dump", "to_csv", "to_json", "to_excel", "to_parquet", "to_netcdf", "to_hdf"})
+"""Library calls that save to the file named by their first argument (Table.write, plt.savefig…)."""
+FILE_NAME = re.compile(r"^[\w./-]*\w\.[A-Za-z]\w{0,5}$")
+MAY_WRITE = re.compile(r"open\(|write|save|dump|to_\w+\(|rename|replace|remove|unlink|symlink|link\(|move|copy|touch")
 DELETE_FUNCTIONS = frozenset({"remove", "unlink"})
 OPEN_FOR_WRITE = re.compile(r"""open\(\s*(['"])([^'"\n]+)\1\s*,\s*(['"])[^'"]*[wax+]""")
 
 
-def python_writes(code: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=1024)
+def python_writes(code: str) -> tuple[tuple[str, str], ...]:
     """(path, action) for files the code opens for writing, writes, moves or deletes."""
+    if not MAY_WRITE.search(code):
+        return ()
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
-        return [(match.group(2), "written") for match in OPEN_FOR_WRITE.finditer(code)]
+        return tuple((match.group(2), "written") for match in OPEN_FOR_WRITE.finditer(code))
     names = _string_bindings(tree)
     found: dict[str, str] = {}
     for node in ast.walk(tree):
@@ -25,7 +33,7 @@ def python_writes(code: str) -> list[tuple[str, str]]:
             for target, action in _call_writes(node, names):
                 for path in target:
                     found.setdefault(path, action)
-    return list(found.items())
+    return tuple(found.items())
 
 
 def _string_bindings(tree: ast.AST) -> dict[str, list[str]]:
@@ -85,6 +93,8 @@ def _call_writes(node: ast.Call, names: dict[str, list[str]]) -> list[tuple[list
             return moved
         if module == "os" and name in DELETE_FUNCTIONS and args:
             return [(_strings(args[0], names), "deleted")]
+    if name in SAVE_METHODS and args:
+        return [([path for path in _strings(args[0], names) if FILE_NAME.match(path)], "written")]
     return []
 
 

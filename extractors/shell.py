@@ -16,9 +16,13 @@ REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 DESCRIPTOR_REDIRECTS = frozenset({">&", "<&", "<", "<<<", "<>"})
 SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
 NOT_FILES = ("/dev/", "/proc/")
-GLOB_OR_VARIABLE = re.compile(r"[*?\[\]$`{}~]")
+NOT_A_PATH = re.compile(r"[*?\[\]$`{}~'\"\s]")
+"""Globs, variables, quotes and spaces: a word we cannot name a file by (or a mis-split one)."""
 PYTHONS = re.compile(r"^python(\d(\.\d+)?)?$")
 PREFIXES = frozenset({"sudo", "time", "env", "nohup", "command"})
+SHELLS = frozenset({"bash", "sh", "zsh", "source", "."})
+MAY_WRITE = re.compile(r">|<|\b(?:cd|sed|perl|tee|mv|cp|rm|unlink|touch|ln|patch|git|python[\d.]*|bash|sh|zsh|source)\b|\./|^\s*\.\s")
+"""Lines without any of these cannot write a file: they skip the tokenizer."""
 
 Write = tuple[str, str]
 """(path as written in the command, action): action is written, deleted or created."""
@@ -34,6 +38,8 @@ def command_writes(command: str, scripts: dict[str, str]) -> list[tuple[str, str
     found: list[tuple[str, str, str]] = []
     cwd = ""
     for line, body in heredoc_lines(command):
+        if body is None and not MAY_WRITE.search(line):
+            continue
         for words in simple_commands(line):
             if words[:1] == ["cd"]:
                 cwd = posixpath.join(cwd, words[1]) if len(words) > 1 else ""
@@ -136,6 +142,10 @@ def program_writes(words: list[str], body: str | None, scripts: dict[str, str]) 
         return [(path, "deleted") for path in operands]
     if program == "touch":
         return [(path, "created") for path in operands]
+    if program == "ln" and len(operands) >= 2:
+        return [(_into(operands[-1], operands[0]), "created")]
+    if program in SHELLS or program.endswith(".sh") or words[0].startswith("./"):
+        return _script_writes(words[0] if program not in SHELLS else (operands or ["-"])[0], body, scripts)
     if program == "patch" or (program == "git" and args[:1] == ["apply"]):
         return _patch_writes(program, operands, body, scripts)
     if PYTHONS.match(program):
@@ -179,15 +189,28 @@ def _python_writes(args: list[str], body: str | None, scripts: dict[str, str]) -
     """Writes of `python - <<EOF`, `python -c CODE` and `python script.py` (when known)."""
     if "-c" in args:
         position = args.index("-c")
-        return python_writes(args[position + 1]) if position + 1 < len(args) else []
+        return list(python_writes(args[position + 1])) if position + 1 < len(args) else []
     operands = [arg for arg in args if not arg.startswith("-")]
     script = scripts.get(posixpath.normpath(operands[0])) if operands else None
     if script is not None:
-        return python_writes(script)
+        return list(python_writes(script))
     if body is not None and (not operands or operands[0] == "-"):
-        return python_writes(body)
+        return list(python_writes(body))
     return []
 
 
+def _script_writes(script: str, body: str | None, scripts: dict[str, str]) -> list[Write]:
+    """Writes of a shell script the session wrote earlier (or fed on stdin), followed once."""
+    key = posixpath.normpath(script)
+    text = scripts.pop(key, None) if script != "-" else body
+    if text is None:
+        return []
+    try:
+        return [(posixpath.join(cwd, path), action) for path, action, cwd in command_writes(text, scripts)]
+    finally:
+        if script != "-":
+            scripts[key] = text
+
+
 def _is_file_path(path: str) -> bool:
-    return bool(path) and not path.startswith(NOT_FILES) and not GLOB_OR_VARIABLE.search(path) and not path.startswith("&")
+    return bool(path) and not path.startswith(NOT_FILES) and not NOT_A_PATH.search(path) and not path.startswith("&")

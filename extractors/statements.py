@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from functools import lru_cache
 
 import msgspec
 
@@ -24,12 +24,11 @@ class Statement(msgspec.Struct, frozen=True):
     step: int
 
 
-def sentences(text: str) -> Iterator[str]:
+@lru_cache(maxsize=4096)
+def sentences(text: str) -> tuple[str, ...]:
     """Prose sentences of a text: code fences dropped, list marks and extra spaces removed."""
-    for piece in SENTENCE_END.split(FENCE.sub("\n", text)):
-        sentence = " ".join(LIST_MARK.sub("", piece).split())
-        if MIN_SENTENCE // 3 <= len(sentence) <= MAX_SENTENCE and _mostly_prose(sentence):
-            yield sentence
+    pieces = (" ".join(LIST_MARK.sub("", piece).split()) for piece in SENTENCE_END.split(FENCE.sub("\n", text)))
+    return tuple(s for s in pieces if MIN_SENTENCE <= len(s) <= MAX_SENTENCE and _mostly_prose(s))
 
 
 def _mostly_prose(sentence: str) -> bool:
@@ -41,7 +40,7 @@ def find_statements(timeline: Timeline, pattern: re.Pattern[str], roles: frozens
     """Distinct matching sentences by the given roles; a repeat keeps its newest position."""
     found: dict[str, Statement] = {}
     for prose in timeline.prose:
-        if prose.role not in roles:
+        if prose.role not in roles or not pattern.search(prose.text):
             continue
         for sentence in sentences(prose.text):
             if pattern.search(sentence):

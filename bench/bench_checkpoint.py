@@ -1,0 +1,147 @@
+"""Checkpoint benchmark over the swe-gemini3 corpus: files-modified recall, unresolved errors
+kept, and the time to checkpoint a ~1M-token session.
+
+    python bench/bench_checkpoint.py [CORPUS_DIR]
+
+Ground truth is independent of the extractors: the files of each session's final submitted
+diff (the last tool output holding `diff --git` lines), and failing bash calls (non-zero
+`<returncode>`) whose exact command never ran successfully later.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from deepmem.checkpoints.api import compact
+from deepmem.extractors import extract
+from deepmem.extractors.python_writes import python_writes
+from deepmem.extractors.statements import sentences
+from deepmem.history import history_tokens
+
+CORPUS = Path("/work/shared/corpus/swe-gemini3")
+DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")
+RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
+NO_MATCH = {"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "[", "git"}
+TARGET_TOKENS = 1_000_000
+
+
+def tool_states(messages: list[dict]) -> list[dict]:
+    """The state of every tool part, in order."""
+    return [p.get("state") or {} for m in messages for p in m["parts"] if p.get("type") == "tool"]
+
+
+def diff_files(messages: list[dict]) -> list[str]:
+    """Files of the last tool output that holds `diff --git` lines."""
+    outputs = [str(s.get("output") or "") for s in tool_states(messages)]
+    final = next((o for o in reversed(outputs) if "diff --git" in o), "")
+    return sorted(set(DIFF_FILE.findall(final)))
+
+
+def touched(path: str, messages: list[dict]) -> bool:
+    """True when some tool call's input names the file (by path or by file name)."""
+    inputs = [orjson.dumps(s.get("input")).decode() for s in tool_states(messages)]
+    name = path.rsplit("/", 1)[-1]
+    return any(path in text or name in text for text in inputs)
+
+
+def unresolved_commands(messages: list[dict]) -> list[str]:
+    """Failing bash commands never later rerun (same text) with exit 0."""
+    status: dict[str, bool] = {}
+    for state in tool_states(messages):
+        command = (state.get("input") or {}).get("command")
+        if not isinstance(command, str):
+            continue
+        match = RETURNCODE.search(str(state.get("output") or ""))
+        code = int(match.group(1)) if match else None
+        program = command.split()[0].rsplit("/", 1)[-1] if command.split() else ""
+        failed = state.get("status") == "error" or (code not in (None, 0) and not (code == 1 and program in NO_MATCH))
+        if failed:
+            status[command] = True
+        elif code == 0:
+            status[command] = False
+    return [command for command, failing in status.items() if failing]
+
+
+def measure(paths: list[Path]) -> None:
+    """Print per-corpus recall figures and error coverage."""
+    hit = total = touched_total = touched_hit = untouched_listed = 0
+    errors_total = errors_kept = 0
+    misses: list[str] = []
+    for path in paths:
+        messages = orjson.loads(path.read_bytes())["messages"]
+        findings = extract(messages)
+        listed = {f.path for f in findings.files}
+        for file in diff_files(messages):
+            total += 1
+            hit += file in listed
+            if touched(file, messages):
+                touched_total += 1
+                touched_hit += file in listed
+                if file not in listed:
+                    misses.append(f"{path.name}: {file}")
+        untouched = sorted(file for file in listed if not touched(file, messages))
+        untouched_listed += len(untouched)
+        misses += [f"{path.name}: listed but untouched: {file}" for file in untouched]
+        kept = {" ".join(e.label.split()) for e in findings.errors if not e.resolved}
+        for command in unresolved_commands(messages):
+            errors_total += 1
+            label = " ".join(command.split())
+            errors_kept += any(label.startswith(k.rstrip("…")) for k in kept)
+    print(f"sessions                              {len(paths)}")
+    print(f"files-modified recall (all diff files) {hit}/{total} = {hit / max(total, 1):.3f}")
+    print(f"recall (diff files a tool call named)  {touched_hit}/{touched_total} = {touched_hit / max(touched_total, 1):.3f}")
+    print(f"listed files no tool call touched      {untouched_listed}")
+    print(f"unresolved errors in Errors            {errors_kept}/{errors_total}")
+    for miss in misses:
+        print(f"  missed: {miss}")
+
+
+def long_session(paths: list[Path]) -> list[dict]:
+    """Corpus sessions concatenated until the history holds about TARGET_TOKENS tokens."""
+    messages: list[dict] = []
+    for path in paths * 4:
+        messages += orjson.loads(path.read_bytes())["messages"]
+        if history_tokens(messages) >= TARGET_TOKENS:
+            break
+    return messages
+
+
+def time_long_session(paths: list[Path]) -> None:
+    """Time extract() and a full compact() (writes included) on a ~1M-token session, cold caches."""
+    messages = long_session(paths)
+    tokens = history_tokens(messages)
+    with tempfile.TemporaryDirectory() as root:
+        best_extract = best_compact = float("inf")
+        for _ in range(3):
+            python_writes.cache_clear()
+            sentences.cache_clear()
+            start = time.perf_counter()
+            extract(messages)
+            best_extract = min(best_extract, time.perf_counter() - start)
+            python_writes.cache_clear()
+            sentences.cache_clear()
+            start = time.perf_counter()
+            result = compact(root, "ses_bench", messages)
+            best_compact = min(best_compact, time.perf_counter() - start)
+        assert not result.get("error"), result.get("error")
+    print(f"long session: {len(messages)} messages, {tokens:,} estimated tokens")
+    print(f"extract (best of 3)                    {best_extract:.3f} s")
+    print(f"compact incl. writes (best of 3)       {best_compact:.3f} s")
+
+
+def main() -> None:
+    """Run both measurements over the corpus folder given (default: the shared corpus)."""
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else CORPUS
+    paths = sorted(corpus.glob("*__*.json"))
+    measure(paths)
+    time_long_session(paths)
+
+
+if __name__ == "__main__":
+    main()
