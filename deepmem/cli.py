@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "deepmem.commands.init",
     "deepmem.commands.doctor",
     "deepmem.commands.stats",
+    "deepmem.commands.checkpoint",
+    "deepmem.commands.resume",
 )
 """Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""
 

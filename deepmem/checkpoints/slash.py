@@ -1,0 +1,32 @@
+"""Slash commands run before their LLM turn (`/checkpoint` …), one registry for plugin and CLI.
+
+Each takes `(root, session_id, messages, arguments)` and returns one line for the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from deepmem.checkpoints.api import compact
+from deepmem.types import Message
+
+SlashCommand = Callable[[str | os.PathLike[str], str, list[Message], str], str]
+
+
+def describe_checkpoint(result: dict[str, Any]) -> str:
+    """One line saying where a checkpoint went, or why it could not be written."""
+    if result.get("error"):
+        return f"checkpoint not written: {result['error']}"
+    written = result.get("written") or []
+    latest = written[-1] if written else "(nowhere)"
+    return f"checkpoint written to {latest} ({len(written)} files)"
+
+
+def checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
+    """`/checkpoint`: capture the session's current state now."""
+    return describe_checkpoint(compact(root, session_id, messages))
+
+
+SLASH_COMMANDS: dict[str, SlashCommand] = {"checkpoint": checkpoint}
