@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "deepmem.commands.stats",
     "deepmem.commands.checkpoint",
     "deepmem.commands.resume",
+    "deepmem.commands.memory",
 )
 """Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""
 
