@@ -1,0 +1,52 @@
+"""The token estimator against exact o200k counts stored with committed samples.
+
+The samples (`fixtures/evidence/token-samples.json`) are cut from the evidence sessions
+and counted with o200k by `python -m bench.token_samples`; no tokenizer is needed here.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deepmem.tokens import estimate_tokens
+
+from .conftest import FIXTURES
+
+SAMPLES = json.loads((FIXTURES / "evidence" / "token-samples.json").read_text(encoding="utf-8"))
+TOLERANCE = 0.15
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[f"{s['kind']}:{s['source']}" for s in SAMPLES])
+def test_estimate_within_tolerance(sample: dict) -> None:
+    """Each sample's estimate is within ±15% of its exact o200k count."""
+    ratio = estimate_tokens(sample["text"]) / sample["o200k"]
+    assert abs(ratio - 1) <= TOLERANCE, f"estimate/o200k = {ratio:.3f}"
+
+
+def test_samples_cover_every_kind() -> None:
+    """Prose, reasoning, user text, tool inputs, outputs and Chinese are all represented."""
+    kinds = {sample["kind"] for sample in SAMPLES}
+    assert {"assistant text", "assistant reasoning", "user text", "tool input", "tool output", "chinese text"} <= kinds
+
+
+def test_total_over_samples_is_close() -> None:
+    """Over all samples together the estimate is within ±5%."""
+    estimated = sum(estimate_tokens(sample["text"]) for sample in SAMPLES)
+    exact = sum(sample["o200k"] for sample in SAMPLES)
+    assert abs(estimated / exact - 1) <= 0.05
+
+
+def test_small_texts() -> None:
+    """Empty text is 0 tokens; any other text at least 1, and a short phrase only a few."""
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("x") >= 1
+    assert 1 <= estimate_tokens("hello world") <= 4
+
+
+def test_deterministic_and_monotone_in_repetition() -> None:
+    """The same text gives the same estimate; twice the text gives about twice the tokens."""
+    text = SAMPLES[0]["text"]
+    assert estimate_tokens(text) == estimate_tokens(text)
+    assert 1.9 <= estimate_tokens(text + "\n" + text) / estimate_tokens(text) <= 2.1
