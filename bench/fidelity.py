@@ -1,0 +1,114 @@
+"""Fidelity of compression on the evidence fixtures: visible, restorable or lost, per kind.
+
+    python -m bench.fidelity
+
+The same check backs `tests/test_fidelity.py`. Each session of `fixtures/evidence/` is
+compressed at its last step; an evidence item is *visible* when the compressed text of
+the part that held it still contains it, *restorable* when an original reachable from
+that part (a marker's CCR key, or the whole-part key in `metadata.deepmem.part`) does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import orjson
+
+from deepmem.history import visible_text
+from deepmem.markers import marker_keys
+from deepmem.pipeline import PART_KEY, apply_edits, plan_transform
+from deepmem.sessionio import read_session
+from deepmem.types import Part, Settings, Tier
+
+EVIDENCE = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+STATUSES = ("visible", "restorable", "lost")
+
+
+def restorable_texts(part: Part, originals: dict[str, str]) -> list[str]:
+    """Originals reachable from a part: its markers' keys, its whole-part key, and markers
+    inside those originals in turn."""
+    pending = marker_keys(visible_text(part))
+    whole = ((part.get("metadata") or {}).get("deepmem") or {}).get(PART_KEY)
+    if isinstance(whole, str):
+        pending.append(whole)
+    seen: set[str] = set()
+    texts = []
+    while pending:
+        key = pending.pop()
+        if key in seen or key not in originals:
+            continue
+        seen.add(key)
+        text = originals[key]
+        if key == whole:
+            text = visible_text(orjson.loads(text))
+        texts.append(text)
+        pending.extend(marker_keys(text))
+    return texts
+
+
+def item_status(text: str, part: Part, originals: dict[str, str]) -> str:
+    """'visible', 'restorable' or 'lost' for one evidence string of one compressed part."""
+    if text in visible_text(part):
+        return "visible"
+    if any(text in original for original in restorable_texts(part, originals)):
+        return "restorable"
+    return "lost"
+
+
+def session_outcomes(
+    path: Path, items: list[dict[str, str]], settings: Settings, tier: Tier | None
+) -> list[tuple[dict[str, str], str]]:
+    """Each evidence item of one session with its status after compression at the last step."""
+    messages = read_session(str(path)).messages
+    plan = plan_transform(messages, settings, tier)
+    compressed = apply_edits(messages, plan.edits)
+    originals = {original.key: original.text for original in plan.originals}
+    parts = {part.get("id"): part for message in compressed for part in message["parts"]}
+    return [(item, item_status(item["text"], parts[item["part"]], originals)) for item in items]
+
+
+def load_evidence(folder: Path = EVIDENCE) -> dict[str, list[dict[str, str]]]:
+    """Session file name → evidence items."""
+    return json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
+
+
+def outcomes(
+    tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE
+) -> dict[str, list[tuple[dict[str, str], str]]]:
+    """Per session of the fixtures, each item with its status."""
+    return {
+        name: session_outcomes(folder / "sessions" / name, items, settings or Settings(), tier)
+        for name, items in sorted(load_evidence(folder).items())
+    }
+
+
+def format_outcomes(label: str, result: dict[str, list[tuple[dict[str, str], str]]]) -> str:
+    """Counts per kind of evidence and the visible share."""
+    by_kind: dict[str, Counter] = {}
+    for rows in result.values():
+        for item, status in rows:
+            by_kind.setdefault(item["kind"], Counter())[status] += 1
+    total = sum(by_kind.values(), Counter())
+    lines = [f"{label}", f"{'kind':<16}{'items':>7}" + "".join(f"{s:>12}" for s in STATUSES) + f"{'visible %':>11}"]
+    for kind, counts in [*sorted(by_kind.items()), ("all", total)]:
+        n = sum(counts.values())
+        lines.append(
+            f"{kind:<16}{n:>7}" + "".join(f"{counts[s]:>12}" for s in STATUSES) + f"{counts['visible'] / n:>11.1%}"
+        )
+    return "\n".join(lines) + "\n\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the fidelity table at default settings (automatic tier) and at tier high."""
+    parser = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.split("\n")[0])
+    parser.parse_args(argv)
+    for label, tier in (("default settings, automatic tier", None), ("tier high", "high")):
+        print(format_outcomes(label, outcomes(tier)), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
