@@ -87,11 +87,15 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
     return (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
-def read_memory_file(path: Path, scope: str) -> MemoryFile:
-    """The parsed file, re-read only when it changed on disk; unreadable lines are logged once."""
+def read_memory_file(path: Path, scope: str, verify: bool = False) -> MemoryFile:
+    """The parsed file, re-parsed only when it changed; unreadable lines are logged once.
+
+    A change is seen from (mtime, size, inode); `verify` (used by writers, under the lock)
+    also compares the content hash, since coarse timestamps can hide a quick rewrite.
+    """
     stat = _stat_key(path)
     cached = _cache.get(path)
-    if cached is not None and cached.stat == stat and stat != (0, 0, 0):
+    if cached is not None and cached.stat == stat and stat != (0, 0, 0) and not verify:
         return cached
     try:
         data = path.read_bytes() if stat != (0, 0, 0) else b""

@@ -12,6 +12,7 @@ import msgspec
 from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
 from deepmem.memory.files import MemoryFile, locked, read_memory_file, scope_dir, write_memory_file
 from deepmem.memory.tokenize import cached_tokens
+from deepmem.types import InputError
 
 NEAR_DUPLICATE = 0.8
 """Token-set Jaccard similarity at or above which two entries count as near-duplicates."""
@@ -94,7 +95,7 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
     text, kind = clean_text(text), check_type(kind)
     path = memory_path(root, scope)
     with locked(path.parent):
-        state = read_memory_file(path, scope)
+        state = read_memory_file(path, scope, verify=True)
         same = state.by_text.get(normalise(text))
         if same is not None:
             existing = state.entries[state.by_id[same]]
@@ -127,13 +128,16 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
     path = memory_path(root, scope)
     counts = {"imported": 0, "replaced": 0, "skipped": 0}
     with locked(path.parent):
-        state = read_memory_file(path, scope)
+        state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
         positions = dict(state.by_id)
         texts = dict(state.by_text) if dedup else {}
         for item in items:
-            entry = msgspec.structs.replace(item, id=check_id(item.id), type=check_type(item.type),
-                                            text=clean_text(item.text), time=check_time(item.time), scope=scope)
+            try:
+                entry = msgspec.structs.replace(item, id=check_id(item.id), type=check_type(item.type),
+                                                text=clean_text(item.text), time=check_time(item.time), scope=scope)
+            except InputError as exc:
+                raise InputError(f"entry {item.id!r}: {exc}") from None
             if dedup and normalise(entry.text) in texts:
                 counts["skipped"] += 1
                 continue
@@ -153,7 +157,7 @@ def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "proje
     """Remove entries by id; returns the removed entries (unknown ids are ignored)."""
     path = memory_path(root, scope)
     with locked(path.parent):
-        state = read_memory_file(path, scope)
+        state = read_memory_file(path, scope, verify=True)
         gone = [state.entries[state.by_id[entry_id]] for entry_id in dict.fromkeys(ids) if entry_id in state.by_id]
         if gone:
             dropped = {entry.id for entry in gone}
@@ -166,7 +170,7 @@ def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | N
     text = clean_text(text)
     path = scope_dir(root, "project") / "notes.md"
     with locked(path.parent):
-        state = read_memory_file(path, "project")
+        state = read_memory_file(path, "project", verify=True)
         if normalise(text) in state.by_text:
             return None
         label = check_time(" ".join(source.split())[:40] or "auto")
