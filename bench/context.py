@@ -10,8 +10,6 @@ each content block on its own).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from deepmem.history import visible_text
 from deepmem.types import Message, Part
 
@@ -30,16 +28,14 @@ def part_unit(role: str, part: Part) -> str:
     return f"[{label}]\n{body}"
 
 
-def context_units(messages: list[Message], tail_parts: Iterable[Part] = ()) -> list[str]:
-    """The visible units of a history, then of any parts appended at the end of the context."""
-    units = [
+def context_units(messages: list[Message]) -> list[str]:
+    """The visible units of a history, in order."""
+    return [
         unit
         for message in messages
         for part in message["parts"]
         if (unit := part_unit(message["info"]["role"], part))
     ]
-    units.extend(unit for part in tail_parts if (unit := part_unit("user", part)))
-    return units
 
 
 def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from bench.context import context_units
 from bench.corpus import CORPUS, load_messages, session_paths, step_indexes
 from bench.tokens_o200k import TokenCounter
-from deepmem.pipeline import apply_edits, plan_transform
+from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.types import Message, Settings
 
 
@@ -34,8 +34,8 @@ def concatenated_history(paths: list[Path], tokens: int, counter: TokenCounter) 
 
 
 def transform(history: list[Message], settings: Settings) -> list[Message]:
-    """One in-process transform: plan, then apply the edits."""
-    return apply_edits(history, plan_transform(history, settings).edits)
+    """One in-process transform: plan, then apply its edits and appended parts."""
+    return apply_transform(history, plan_transform(history, settings))
 
 
 def timed(action: Callable[[], object]) -> float:

@@ -11,7 +11,7 @@ import time
 import msgspec
 
 from bench.context import context_units
-from deepmem.pipeline import apply_edits, plan_transform
+from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.types import Message, Settings, Tier
 
 CLEARED = "[output cleared]"
@@ -29,7 +29,7 @@ class Uncompressed:
 
 
 class Deepmem:
-    """deepmem's transform (plan, edits, appended tail parts) at given settings."""
+    """deepmem's transform (plan, edits, nudges appended at the end) at given settings."""
 
     def __init__(self, settings: Settings, tier: Tier | None = None, name: str = "deepmem"):
         self.name = name
@@ -42,10 +42,10 @@ class Deepmem:
         """Visible units after the transform; times the transform itself."""
         start = time.perf_counter()
         plan = plan_transform(history, self.settings, self.tier)
-        messages = apply_edits(history, plan.edits)
+        messages = apply_transform(history, plan)
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures
-        return context_units(messages, getattr(plan, "tail_parts", None) or ())
+        return context_units(messages)
 
 
 class MaskOldOutputs:
