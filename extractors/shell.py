@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from deepmem.extractors.patches import patch_targets
 from deepmem.extractors.python_writes import python_writes
 
+CLOSED_QUOTES = re.compile(r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^'"\\])*""", re.S)
+"""A text whose quotes all close (single, double, backslash escapes)."""
 HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 DESCRIPTOR_REDIRECTS = frozenset({">&", "<&", "<", "<<<", "<>"})
@@ -58,6 +60,9 @@ def heredoc_lines(command: str) -> Iterator[tuple[str, str | None]]:
     while index < len(lines):
         line = lines[index]
         index += 1
+        while index < len(lines) and not CLOSED_QUOTES.fullmatch(line):
+            line += "\n" + lines[index]
+            index += 1
         match = HEREDOC.search(line)
         if not match:
             yield line, None
@@ -72,13 +77,17 @@ def heredoc_lines(command: str) -> Iterator[tuple[str, str | None]]:
 
 
 def simple_commands(line: str) -> Iterator[list[str]]:
-    """The simple commands of one line, as words, split at `&&`, `||`, `;` and pipes."""
+    """The simple commands of one line, as words, split at `&&`, `||`, `;` and pipes.
+
+    A line whose quotes never close is a shell syntax error: nothing of it runs.
+    """
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
     except ValueError:
-        tokens = line.split()
+        return
+
     words: list[str] = []
     for token in tokens:
         if token in SEPARATORS:

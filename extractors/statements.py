@@ -10,7 +10,7 @@ import msgspec
 from deepmem.extractors.calls import Timeline
 
 FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|(?<=[。！？；])|\n+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\u3400-\u9fff])|(?<=[。！？；])|\n+")
 LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 MAX_SENTENCE = 300
 MIN_SENTENCE = 12
@@ -37,13 +37,14 @@ def _mostly_prose(sentence: str) -> bool:
 
 
 def find_statements(timeline: Timeline, pattern: re.Pattern[str], roles: frozenset[str]) -> list[Statement]:
-    """Distinct matching sentences by the given roles; a repeat keeps its newest position."""
+    """Distinct sentences by the given roles that match the (lowercase) pattern once lowercased;
+    a repeat keeps its newest position. Lowercase matching is about twice as fast as `(?i)`."""
     found: dict[str, Statement] = {}
     for prose in timeline.prose:
-        if prose.role not in roles or not pattern.search(prose.text):
+        if prose.role not in roles or not pattern.search(prose.text.lower()):
             continue
         for sentence in sentences(prose.text):
-            if pattern.search(sentence):
+            if pattern.search(sentence.lower()):
                 key = sentence.casefold().rstrip(".!。")
                 found.pop(key, None)
                 found[key] = Statement(sentence, prose.role, prose.step)
