@@ -80,6 +80,12 @@ def test_store_writes_grouped_markdown_with_ids_and_times(root):
     assert decision["entry"]["time"].endswith("Z")
 
 
+def test_appending_in_place_gives_the_bytes_of_a_full_render(root):
+    for n, kind in enumerate(["decision", "fact", "decision", "gotcha", "fact", "decision"]):
+        api.store(root, f"Entry {n} about subsystem s{n * 31} and its owner o{n * 17}", kind)
+    assert memory_md(root) == render_markdown(api.entries(root, "project"))
+
+
 def test_exact_duplicate_after_normalisation_is_refused(root):
     first = api.store(root, "Use PostgreSQL 16 for the main database.", "decision")
     again = api.store(root, "  use postgresql 16 for the MAIN database ", "fact")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Literal
 
 import msgspec
@@ -90,6 +91,7 @@ def check_type(kind: str) -> EntryType:
     return kind  # type: ignore[return-value]
 
 
+@lru_cache(maxsize=1 << 18)
 def normalise(text: str) -> str:
     """The form two texts share when they are exact duplicates: NFKC, casefolded, words only."""
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -156,6 +158,7 @@ def parse_markdown(text: str, scope: str = "project") -> Parsed:
     return Parsed(entries, problems)
 
 
+@lru_cache(maxsize=1 << 18)
 def render_entry(entry: Entry) -> str:
     """One entry as Markdown: the first line carries id and time, follow-up lines are indented."""
     first, *rest = entry.text.split("\n")
@@ -165,10 +168,10 @@ def render_entry(entry: Entry) -> str:
 def render_markdown(entries: list[Entry], problems: list[Problem] = (), title: str = TITLE) -> str:  # type: ignore[assignment]
     """MEMORY.md text: entries grouped by type in a fixed order; unreadable lines kept at the end."""
     blocks = [title, HELP]
-    for kind in TYPES:
-        group = [render_entry(entry) for entry in entries if entry.type == kind]
-        if group:
-            blocks.append(f"## {HEADINGS[kind]}\n\n" + "\n".join(group))
+    groups: dict[str, list[str]] = {kind: [] for kind in TYPES}
+    for entry in entries:
+        groups[entry.type].append(render_entry(entry))
+    blocks.extend(f"## {HEADINGS[kind]}\n\n" + "\n".join(lines) for kind, lines in groups.items() if lines)
     kept = [problem.text for problem in problems if problem.text.strip() != UNPARSED_HEADING]
     if kept:
         blocks.append(UNPARSED_HEADING + "\n\n" + "\n".join(kept))

@@ -13,7 +13,16 @@ import msgspec
 import xxhash
 
 from deepmem.config import memory_dir
-from deepmem.memory.entries import TITLE, Entry, Problem, normalise, parse_markdown, render_markdown
+from deepmem.memory.entries import (
+    HEADINGS,
+    TITLE,
+    Entry,
+    Problem,
+    normalise,
+    parse_markdown,
+    render_entry,
+    render_markdown,
+)
 from deepmem.sessionio import atomic_write
 from deepmem.types import InputError
 
@@ -71,9 +80,12 @@ class MemoryFile(msgspec.Struct):
     by_id: dict[str, int] = {}
     by_text: dict[str, str] = {}
 
+    text: str = ""
+
     def __post_init__(self) -> None:
-        self.by_id = {entry.id: index for index, entry in enumerate(self.entries)}
-        self.by_text = {normalise(entry.text): entry.id for entry in self.entries}
+        if len(self.by_id) != len(self.entries):
+            self.by_id = {entry.id: index for index, entry in enumerate(self.entries)}
+            self.by_text = {normalise(entry.text): entry.id for entry in self.entries}
 
 
 _cache: dict[Path, MemoryFile] = {}
@@ -109,15 +121,33 @@ def read_memory_file(path: Path, scope: str, verify: bool = False) -> MemoryFile
     parsed = parse_markdown(text, scope)
     for problem in parsed.problems:
         log.warning("%s:%d: %s, skipped: %s", path, problem.line, problem.reason, problem.text.strip()[:80])
-    state = MemoryFile(path, scope, digest, parsed.entries, parsed.problems, stat)
+    state = MemoryFile(path, scope, digest, parsed.entries, parsed.problems, stat, text=text)
     _cache[path] = state
     return state
 
 
-def write_memory_file(state: MemoryFile, entries: list[Entry]) -> MemoryFile:
-    """Render and atomically replace the file; unreadable lines of the old file are kept."""
+def _appended_text(state: MemoryFile, entry: Entry) -> str | None:
+    """The file text with one entry added at the end of its section (same bytes as a full render)."""
+    heading = f"\n## {HEADINGS[entry.type]}\n\n"
+    start = state.text.find(heading)
+    if start < 0 or state.problems or not state.text.endswith("\n"):
+        return None
+    end = state.text.find("\n\n## ", start + len(heading))
+    end = len(state.text) - 1 if end < 0 else end
+    return state.text[:end] + "\n" + render_entry(entry) + state.text[end:]
+
+
+def write_memory_file(state: MemoryFile, entries: list[Entry], appended: Entry | None = None) -> MemoryFile:
+    """Atomically replace the file; unreadable lines are kept. An `appended` entry is inserted in place."""
     title = NOTES_TITLE if state.path.name == "notes.md" else TITLE
-    data = render_markdown(entries, state.problems, title).encode("utf-8")
+    text = _appended_text(state, appended) if appended is not None else None
+    by_id, by_text = {}, {}
+    if text is not None:
+        by_id = {**state.by_id, appended.id: len(entries) - 1}
+        by_text = {**state.by_text, normalise(appended.text): appended.id}
+    else:
+        text = render_markdown(entries, state.problems, title)
+    data = text.encode("utf-8")
     try:
         mode = state.path.stat().st_mode & 0o777 if state.path.exists() else 0o644
         atomic_write(state.path, data)
@@ -125,6 +155,7 @@ def write_memory_file(state: MemoryFile, entries: list[Entry]) -> MemoryFile:
     except OSError as exc:
         raise InputError(f"{state.path}: cannot write: {exc.strerror or exc}") from None
     digest = xxhash.xxh3_128_hexdigest(data)
-    fresh = MemoryFile(state.path, state.scope, digest, entries, state.problems, _stat_key(state.path))
+    fresh = MemoryFile(state.path, state.scope, digest, entries, state.problems, _stat_key(state.path),
+                       by_id, by_text, text)
     _cache[state.path] = fresh
     return fresh

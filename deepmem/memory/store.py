@@ -118,7 +118,7 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
             entries.append(entry)
             status, message = "stored", f"stored as [{entry.id}]"
         dedup.add(entry)
-        dedup.digest = write_memory_file(state, entries).digest
+        dedup.digest = write_memory_file(state, entries, entry if status == "stored" else None).digest
     return Outcome(status, entry, message)
 
 
@@ -176,5 +176,5 @@ def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | N
         label = check_time(" ".join(source.split())[:40] or "auto")
         stamp = f"{check_time(time) if time is not None else now_text()} · {label}"
         note = Entry(new_id(text, state.by_id), "note", text, stamp, "project")
-        write_memory_file(state, [*state.entries, note])
+        write_memory_file(state, [*state.entries, note], note)
     return note
