@@ -43,6 +43,7 @@ function loadSettings() {
     deadlineMs: number(env.DEEPMEM_DEADLINE_MS ?? sidecar.deadline_ms, 300),
     slowDeadlineMs: number(env.DEEPMEM_SLOW_DEADLINE_MS ?? sidecar.slow_deadline_ms, 15000),
     unresponsiveMs: number(env.DEEPMEM_UNRESPONSIVE_MS ?? sidecar.unresponsive_ms, 30000),
+    env: { ...env }, // a restarted engine gets the environment the first one had
   };
 }
 
@@ -66,9 +67,9 @@ async function pumpLines(stream, onLine) {
   }
 }
 
-function spawnProcess(cmd, cwd, onLine, onExit) {
+function spawnProcess(cmd, cwd, env, onLine, onExit) {
   if (typeof globalThis.Bun !== "undefined") {
-    const proc = globalThis.Bun.spawn({ cmd, cwd, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const proc = globalThis.Bun.spawn({ cmd, cwd, env, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
     pumpLines(proc.stdout, onLine);
     proc.exited.then(onExit, onExit);
     proc.unref();
@@ -81,7 +82,7 @@ function spawnProcess(cmd, cwd, onLine, onExit) {
       kill: () => proc.kill(),
     };
   }
-  const child = spawn(cmd[0], cmd.slice(1), { cwd, stdio: ["pipe", "pipe", "ignore"] });
+  const child = spawn(cmd[0], cmd.slice(1), { cwd, env, stdio: ["pipe", "pipe", "ignore"] });
   child.on("error", () => onExit(-1));
   child.on("exit", onExit);
   child.stdin.on("error", () => {});
@@ -126,7 +127,7 @@ function createEngine(directory, settings) {
       engine.pending.clear();
     };
     try {
-      proc = spawnProcess(cmd, directory, (line) => engine.receive(line), exited);
+      proc = spawnProcess(cmd, directory, settings.env, (line) => engine.receive(line), exited);
     } catch {
       proc = null;
     }

@@ -1,0 +1,183 @@
+// The plugin under Node against the real engine: hooks mutate in place, edits are re-applied
+// every step, tools and commands answer, and every failure leaves OpenCode's data untouched.
+
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import {
+  HAS_PLUGIN_PACKAGE,
+  cliCompressed,
+  enginePid,
+  eventually,
+  loadMessages,
+  makeProject,
+  sleep,
+  startPlugin,
+  transform,
+} from "./helpers.mjs";
+
+const messages = loadMessages();
+const sessionID = messages[0].info.sessionID;
+const history = (length) => messages.slice(0, length);
+
+test("the module exports only plugin functions", async () => {
+  const { module } = await startPlugin();
+  for (const [name, value] of Object.entries(module)) assert.equal(typeof value, "function", name);
+});
+
+test("DEEPMEM_DISABLE=1 registers nothing", async () => {
+  const { hooks } = await startPlugin({ DEEPMEM_DISABLE: "1" });
+  assert.deepEqual(hooks, {});
+});
+
+test("transform gives the CLI's output, re-applied on every reloaded step", async () => {
+  const { hooks, project } = await startPlugin();
+  const expected = cliCompressed(messages, project);
+  assert.notDeepEqual(expected, messages, "the fixture must compress");
+  // Grow the session step by step as OpenCode does; the last step must equal the CLI.
+  for (const length of [5, 20, 40]) await transform(hooks, history(length));
+  const last = await transform(hooks, messages);
+  assert.deepEqual(last, expected);
+  // OpenCode reloads messages from storage each step: the same edits come back from the cache.
+  const reloaded = await transform(hooks, messages);
+  assert.deepEqual(reloaded, expected);
+});
+
+test("hook outputs are mutated in place, the array identity is kept", async () => {
+  const { hooks } = await startPlugin();
+  const output = { messages: structuredClone(messages) };
+  const array = output.messages;
+  await hooks["experimental.chat.messages.transform"]({}, output);
+  assert.equal(output.messages, array);
+  assert.notDeepEqual(array, messages);
+});
+
+test("system: a frozen block for the main request, nothing for title or summary requests", async () => {
+  const { hooks } = await startPlugin();
+  const system = hooks["experimental.chat.system.transform"];
+  await transform(hooks, history(1));
+  const main = { system: ["You are opencode, an interactive CLI tool."] };
+  await system({ sessionID, model: {} }, main);
+  const again = { system: ["You are opencode, an interactive CLI tool."] };
+  await system({ sessionID, model: {} }, again);
+  assert.deepEqual(again.system, main.system);
+  const title = { system: ["You are a title generator. You output ONLY a thread title."] };
+  await system({ sessionID, model: {} }, title);
+  assert.equal(title.system.length, 1);
+  const summary = { system: ["You are a context summarization agent."] };
+  await system({ sessionID, model: {} }, summary);
+  assert.equal(summary.system.length, 1);
+});
+
+test("slash commands hand the model a single one-line result", async () => {
+  const { hooks } = await startPlugin();
+  await transform(hooks, messages);
+  const output = { parts: [{ type: "text", text: "deepmem /checkpoint " }, { type: "file", url: "file:///x" }] };
+  await hooks["command.execute.before"]({ command: "checkpoint", sessionID, arguments: "" }, output);
+  assert.equal(output.parts.length, 1);
+  assert.match(output.parts[0].text, /^deepmem(:|) ?\/checkpoint/);
+  const other = { parts: [{ type: "text", text: "untouched" }] };
+  await hooks["command.execute.before"]({ command: "review", sessionID, arguments: "" }, other);
+  assert.deepEqual(other.parts, [{ type: "text", text: "untouched" }]);
+});
+
+test("the idle event shows one toast per session with what was saved", async () => {
+  const { hooks, toasts } = await startPlugin();
+  await transform(hooks, messages);
+  const idle = { event: { type: "session.idle", properties: { sessionID } } };
+  await hooks.event(idle);
+  await hooks.event(idle);
+  assert.equal(toasts.length, 1);
+  assert.match(toasts[0], /tokens saved/);
+});
+
+test("tools: deep_expand restores an original, memory tools answer", { skip: !HAS_PLUGIN_PACKAGE && "needs `npm install` of @opencode-ai/plugin into .cache/opencode (done by .ci/run)" }, async () => {
+  const { hooks } = await startPlugin();
+  assert.deepEqual(Object.keys(hooks.tool).sort(), ["deep_expand", "memory_forget", "memory_search", "memory_store"]);
+  const compressed = await transform(hooks, messages);
+  const originals = new Map(messages.flatMap((m) => m.parts).map((part) => [part.id, part]));
+  const edited = compressed.flatMap((m) => m.parts).find((part) => part.metadata?.deepmem?.part);
+  const context = { sessionID };
+  const restored = await hooks.tool.deep_expand.execute({ key: `ccr:${edited.metadata.deepmem.part}` }, context);
+  assert.deepEqual(JSON.parse(restored), originals.get(edited.id));
+  const firstLine = await hooks.tool.deep_expand.execute({ key: edited.metadata.deepmem.part, lines: "1-1" }, context);
+  assert.equal(firstLine, restored.split("\n")[0] + (restored.includes("\n") ? "\n" : ""));
+  const missing = await hooks.tool.deep_expand.execute({ key: "0".repeat(32) }, context);
+  assert.match(missing, /^deepmem: deep_expand failed: unknown CCR key/);
+  const stored = await hooks.tool.memory_store.execute({ text: "Releases are cut from the main branch only.", type: "constraint" }, context);
+  assert.ok(typeof stored === "string" && stored.length > 0);
+  const found = await hooks.tool.memory_search.execute({ query: "releases main branch" }, context);
+  if (!/not available yet/.test(stored)) assert.match(found, /main branch/);
+});
+
+test("a late answer is used at the next step", async () => {
+  const { hooks, project } = await startPlugin({ DEEPMEM_DEADLINE_MS: "1" });
+  const expected = cliCompressed(messages, project);
+  await eventually(() => enginePid(project));
+  const compressed = await eventually(async () => {
+    const seen = await transform(hooks, messages);
+    return JSON.stringify(seen) === JSON.stringify(expected);
+  });
+  assert.ok(compressed, "cached edits reached a later step");
+});
+
+test("a killed engine: steps go through untouched or compressed, then it restarts", async () => {
+  const { hooks, project } = await startPlugin();
+  const expected = cliCompressed(messages, project);
+  assert.deepEqual(await transform(hooks, messages), expected);
+  const first = enginePid(project);
+  process.kill(first, "SIGKILL");
+  const restarted = await eventually(async () => {
+    const seen = await transform(hooks, messages);
+    const json = JSON.stringify(seen);
+    assert.ok(json === JSON.stringify(expected) || json === JSON.stringify(messages), "never a partial edit");
+    const pid = enginePid(project);
+    return pid && pid !== first && json === JSON.stringify(expected);
+  });
+  assert.ok(restarted, "a new engine compresses again");
+});
+
+function fakeEngine(project, script) {
+  const path = join(project, "fake-engine.sh");
+  writeFileSync(path, `#!/bin/sh\n${script}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+test("a version mismatch is reported once and the plugin stays out of the way", async () => {
+  const { project } = makeProject();
+  const reply = JSON.stringify({ id: 1, error: { code: "version_mismatch", message: "plugin 0.1.0 ≠ engine 9.9.9" } });
+  const python = fakeEngine(project, `echo "$0 $*" >> "${project}/starts"\nread line\necho '${reply}'\ncat > /dev/null`);
+  const errors = [];
+  const original = console.error;
+  console.error = (...args) => errors.push(args.join(" "));
+  try {
+    const { hooks } = await startPlugin({}, { python });
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await transform(hooks, messages), messages);
+      await sleep(50);
+    }
+  } finally {
+    console.error = original;
+  }
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /9\.9\.9/);
+});
+
+test("an engine that stops answering is restarted", async () => {
+  const { project } = makeProject();
+  const hello = JSON.stringify({ id: 1, ok: true, version: "0.1.0", protocol: 1 });
+  const python = fakeEngine(project, `echo start >> "${project}/starts"\nread line\necho '${hello}'\ncat > /dev/null`);
+  const { hooks } = await startPlugin(
+    { DEEPMEM_DEADLINE_MS: "50", DEEPMEM_UNRESPONSIVE_MS: "100" },
+    { python },
+  );
+  const restarted = await eventually(async () => {
+    assert.deepEqual(await transform(hooks, messages), messages);
+    const log = join(project, "starts");
+    return existsSync(log) && readFileSync(log, "utf8").trim().split("\n").length >= 2;
+  });
+  assert.ok(restarted, "the unresponsive engine was replaced");
+});
