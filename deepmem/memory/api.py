@@ -71,7 +71,7 @@ def forget(root: Root, target: str, scope: str = "project", yes: bool = True) ->
     state = read_memory_file(memory_path(root, scope), scope)
     entry_id = target.strip().strip("[]")
     if entry_id in state.by_id:
-        matches = [state.entries[state.by_id[entry_id]]]
+        matches = [state.by_id[entry_id]]
     else:
         matches = [hit.entry for hit in ranked(root, target, 1, scope)]
     if not matches:

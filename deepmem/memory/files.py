@@ -16,6 +16,7 @@ from deepmem.config import memory_dir
 from deepmem.memory.entries import (
     HEADINGS,
     TITLE,
+    TYPES,
     Entry,
     Problem,
     normalise,
@@ -77,14 +78,14 @@ class MemoryFile(msgspec.Struct):
     entries: list[Entry]
     problems: list[Problem]
     stat: tuple[int, int, int] = (0, 0, 0)
-    by_id: dict[str, int] = {}
+    by_id: dict[str, Entry] = {}
     by_text: dict[str, str] = {}
 
     text: str = ""
 
     def __post_init__(self) -> None:
         if len(self.by_id) != len(self.entries):
-            self.by_id = {entry.id: index for index, entry in enumerate(self.entries)}
+            self.by_id = {entry.id: entry for entry in self.entries}
             self.by_text = {normalise(entry.text): entry.id for entry in self.entries}
 
 
@@ -138,14 +139,21 @@ def _appended_text(state: MemoryFile, entry: Entry) -> str | None:
 
 
 def write_memory_file(state: MemoryFile, entries: list[Entry], appended: Entry | None = None) -> MemoryFile:
-    """Atomically replace the file; unreadable lines are kept. An `appended` entry is inserted in place."""
+    """Atomically replace the file with the entries grouped by type; unreadable lines are kept.
+
+    With `appended` (a new entry, also last in `entries`), its line is inserted in place.
+    """
     title = NOTES_TITLE if state.path.name == "notes.md" else TITLE
     text = _appended_text(state, appended) if appended is not None else None
     by_id, by_text = {}, {}
     if text is not None:
-        by_id = {**state.by_id, appended.id: len(entries) - 1}
+        rank = TYPES.index(appended.type)
+        position = sum(1 for entry in state.entries if TYPES.index(entry.type) <= rank)
+        entries = [*state.entries[:position], appended, *state.entries[position:]]
+        by_id = {**state.by_id, appended.id: appended}
         by_text = {**state.by_text, normalise(appended.text): appended.id}
     else:
+        entries = sorted(entries, key=lambda entry: TYPES.index(entry.type))
         text = render_markdown(entries, state.problems, title)
     data = text.encode("utf-8")
     try:

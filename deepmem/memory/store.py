@@ -98,7 +98,7 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
         state = read_memory_file(path, scope, verify=True)
         same = state.by_text.get(normalise(text))
         if same is not None:
-            existing = state.entries[state.by_id[same]]
+            existing = state.by_id[same]
             return Outcome("refused", existing, f"already stored as {_brief(existing)}")
         dedup = _dedup_index(state)
         tokens = frozenset(cached_tokens(text))
@@ -106,11 +106,11 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
         entries = list(state.entries)
         stamp = check_time(time) if time is not None else now_text()
         if near is not None:
-            existing = entries[state.by_id[near[0]]]
+            existing = state.by_id[near[0]]
             if not tokens > dedup.sets[existing.id]:
                 return Outcome("refused", existing, f"near-duplicate ({near[1]:.2f}) of {_brief(existing)}")
             entry = Entry(existing.id, kind, text, stamp, scope)
-            entries[state.by_id[existing.id]] = entry
+            entries[entries.index(existing)] = entry
             dedup.remove(existing.id)
             status, message = "merged", f"merged into {_brief(existing)} (the new text adds to it)"
         else:
@@ -130,7 +130,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
-        positions = dict(state.by_id)
+        positions = {entry.id: index for index, entry in enumerate(entries)}
         texts = dict(state.by_text) if dedup else {}
         for item in items:
             try:
@@ -158,7 +158,7 @@ def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "proje
     path = memory_path(root, scope)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
-        gone = [state.entries[state.by_id[entry_id]] for entry_id in dict.fromkeys(ids) if entry_id in state.by_id]
+        gone = [state.by_id[entry_id] for entry_id in dict.fromkeys(ids) if entry_id in state.by_id]
         if gone:
             dropped = {entry.id for entry in gone}
             write_memory_file(state, [entry for entry in state.entries if entry.id not in dropped])
