@@ -11,9 +11,7 @@ from deepmem.types import Context, Original, Part, Result, cache_key
 NAME = "system_blocks"
 TOOLS: tuple[str, ...] = ()
 
-BLOCK = re.compile(
-    r"<(system-reminder|system-notification|system-message)>.*?</\1>\n?", re.DOTALL
-)
+BLOCK = re.compile(r"<(system-reminder|system-notification|system-message)>.*?</\1>\n?", re.DOTALL)
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

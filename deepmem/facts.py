@@ -7,9 +7,11 @@ compressed old content) stay the same until the boundary jumps.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import orjson
 
+from deepmem.compressors.commands import written_paths
 from deepmem.types import Facts, Message
 
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
@@ -17,63 +19,94 @@ NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+
 
 
 def call_signature(part: dict) -> str | None:
-    """`tool + canonical input` of a completed tool call, or None for other parts."""
+    """`tool + canonical input + output` of a completed tool call, or None for other parts.
+
+    The output is part of the signature: a command run again after an edit (tests before
+    and after a fix) is not a duplicate, and its older output stays evidence.
+    """
     if part.get("type") != "tool":
         return None
     state = part.get("state") or {}
-    if state.get("status") != "completed":
+    if state.get("status") != "completed" or not isinstance(state.get("output"), str):
         return None
     try:
         canonical = orjson.dumps(state.get("input"), option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:
         return None
-    return f"{part.get('tool')}\x00{canonical}"
+    return f"{part.get('tool')}\x00{canonical}\x00{state['output']}"
 
 
-def named_lines(text: str) -> set[tuple[str, int]]:
+def edited_by(part: dict) -> list[str]:
+    """Files a tool call writes: edit/write/patch inputs, or what a shell command writes."""
+    state = part.get("state") or {}
+    inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
+    if part.get("tool") in EDIT_TOOLS and isinstance(inputs.get("filePath"), str):
+        return [inputs["filePath"]]
+    if part.get("tool") == "bash" and isinstance(inputs.get("command"), str):
+        return list(written_paths(inputs["command"]))
+    return []
+
+
+@lru_cache(maxsize=16_384)
+def named_lines(text: str) -> frozenset[tuple[str, int]]:
     """(path, line) pairs named by tracebacks (`File "x", line 3`) and `path:line:` output."""
     found: set[tuple[str, int]] = set()
     for match in NAMED_LINE.finditer(text):
         path, line = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
         found.add((path, int(line)))
-    return found
+    return frozenset(found)
+
+
+class FactsBuilder:
+    """Facts folded message by message, so the facts at every boundary come from one pass."""
+
+    def __init__(self) -> None:
+        self.step = 0
+        self.edited: dict[str, int] = {}
+        self.lines: set[tuple[str, int]] = set()
+        self.calls_by_signature: dict[str, list[str]] = {}
+        self.part_ids: dict[str, list[str]] = {}
+
+    def add(self, message: Message) -> None:
+        """Fold one message (in history order) into the facts."""
+        if message["info"]["role"] == "assistant":
+            self.step += 1
+        for part in message["parts"]:
+            if part.get("type") == "patch":
+                for path in part.get("files") or ():
+                    self.edited[str(path)] = self.step
+            if part.get("type") != "tool":
+                continue
+            state = part.get("state") or {}
+            for path in edited_by(part):
+                self.edited[path] = self.step
+            for field in ("output", "error"):
+                if isinstance(state.get(field), str):
+                    self.lines |= named_lines(state[field])
+            signature = call_signature(part)
+            if signature is not None:
+                self.calls_by_signature.setdefault(signature, []).append(str(part.get("callID", "")))
+                self.part_ids.setdefault(signature, []).append(str(part.get("id", "")))
+
+    def snapshot(self) -> Facts:
+        """The facts of everything added so far."""
+        newer = {
+            part_id: self.calls_by_signature[signature][-1]
+            for signature, ids in self.part_ids.items()
+            for part_id in ids[:-1]
+        }
+        return Facts(
+            edited_paths=frozenset(self.edited),
+            named_lines=frozenset(self.lines),
+            superseded_calls=frozenset(newer),
+            newer_call=newer,
+            edit_step=dict(self.edited),
+        )
 
 
 def compute_facts(old: list[Message]) -> Facts:
     """Facts from the old messages: edited files, named lines, superseded duplicate calls."""
-    edited: dict[str, int] = {}
-    lines: set[tuple[str, int]] = set()
-    calls_by_signature: dict[str, list[tuple[str, str]]] = {}
-    step = 0
+    builder = FactsBuilder()
     for message in old:
-        if message["info"]["role"] == "assistant":
-            step += 1
-        for part in message["parts"]:
-            if part.get("type") == "patch":
-                for path in part.get("files") or ():
-                    edited[str(path)] = step
-            if part.get("type") != "tool":
-                continue
-            state = part.get("state") or {}
-            inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
-            if part.get("tool") in EDIT_TOOLS and isinstance(inputs.get("filePath"), str):
-                edited[inputs["filePath"]] = step
-            for field in ("output", "error"):
-                if isinstance(state.get(field), str):
-                    lines |= named_lines(state[field])
-            signature = call_signature(part)
-            if signature is not None:
-                calls = calls_by_signature.setdefault(signature, [])
-                calls.append((str(part.get("id", "")), str(part.get("callID", ""))))
-    newer = {
-        part_id: calls[-1][1]
-        for calls in calls_by_signature.values()
-        for part_id, _ in calls[:-1]
-    }
-    return Facts(
-        edited_paths=frozenset(edited),
-        named_lines=frozenset(lines),
-        superseded_calls=frozenset(newer),
-        newer_call=newer,
-        edit_step=edited,
-    )
+        builder.add(message)
+    return builder.snapshot()

@@ -2,20 +2,30 @@
 
 Pure except for the optional CCR store: the same messages and settings always give the
 same bytes. A compressor that raises is counted and its part passes through unchanged.
+
+`plan_transform` runs before every step, so its work is memoized: the outcome of each
+part is kept in a bounded cache keyed by the part's digest, its step, the boundary, the
+tier and the settings; facts and tier are cached by a fingerprint of the old history.
+A new step on a long history then costs one digest per part and dictionary lookups.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import orjson
+import xxhash
 
-from deepmem.compressors import REGISTRY, compressors_for
-from deepmem.facts import compute_facts
-from deepmem.history import Layout, history_tokens, is_user_typed, layout, tier_for, visible_text
+from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
+from deepmem.facts import FactsBuilder
+from deepmem.history import Layout, is_user_typed, layout, tier_for, visible_text
+from deepmem.nudges import is_nudge, nudge_parts
 from deepmem.tokens import estimate_tokens
-from deepmem.types import Context, Message, Original, Part, Settings, Tier, cache_key
+from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
 
 log = logging.getLogger("deepmem.pipeline")
 
@@ -53,6 +63,44 @@ class Plan(msgspec.Struct):
     originals: list[Original]
     stats: dict[str, KindStats]
     failures: int = 0
+    tail_parts: list[Part] = []
+    """Synthetic parts (nudges) to append to the last message, after everything else."""
+    message_tokens: list[int] = []
+    """Per message: estimated tokens of its uncompressed parts (appended nudges excluded)."""
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """What the transform does to one part: its replacement (or None), originals, sizes."""
+
+    part: Part | None
+    originals: tuple[Original, ...]
+    failures: int
+    chars: tuple[int, int]
+    tokens: tuple[int, int]
+
+
+class LRU:
+    """A bounded mapping that forgets the least recently used entry."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.entries: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """The cached value for key, computing and storing it when absent."""
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return self.entries[key]
+        value = compute()
+        self.entries[key] = value
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return value
+
+
+OUTCOMES = LRU(65_536)
+TOKENS = LRU(65_536)
+BATCHES = LRU(16)
 
 
 def stats_kind(message: Message, part: Part) -> str:
@@ -64,10 +112,20 @@ def stats_kind(message: Message, part: Part) -> str:
     return str(part.get("type"))
 
 
-def compress_part(part: Part, ctx: Context) -> tuple[Part, list[Original], list[str], int]:
-    """Run a part through its compressors in order; return (part, originals, names, failures)."""
-    current, originals, names, failures = part, [], [], 0
-    for name in compressors_for(part):
+def part_digest(part: Part) -> int | None:
+    """A digest of the whole part, or None when it cannot be encoded (lone surrogates)."""
+    try:
+        return xxhash.xxh3_128_intdigest(orjson.dumps(part))
+    except TypeError:
+        return None
+
+
+def compress_part(
+    part: Part, ctx: Context, names: tuple[str, ...]
+) -> tuple[Part, list[Original], list[str], int]:
+    """Run a part through the named compressors in order; return (part, originals, names, failures)."""
+    current, originals, used, failures = part, [], [], 0
+    for name in names:
         try:
             result = REGISTRY[name].compress(current, ctx)
         except Exception:  # noqa: BLE001 — fail open: the part passes through this compressor
@@ -77,8 +135,8 @@ def compress_part(part: Part, ctx: Context) -> tuple[Part, list[Original], list[
         if result is not None:
             current = result.part
             originals.extend(result.originals)
-            names.append(name)
-    return current, originals, names, failures
+            used.append(name)
+    return current, originals, used, failures
 
 
 def mark_restorable(original: Part, compressed: Part, names: list[str]) -> tuple[Part, Original]:
@@ -90,44 +148,157 @@ def mark_restorable(original: Part, compressed: Part, names: list[str]) -> tuple
     return {**compressed, "metadata": metadata}, Original(key, text)
 
 
+def sizes(part: Part) -> tuple[int, int]:
+    """(characters, estimated tokens) of what the model sees of a part."""
+    text = visible_text(part)
+    return len(text), estimate_tokens(text)
+
+
+def outcome_for(part: Part, ctx: Context, names: tuple[str, ...]) -> Outcome:
+    """Compress one part (fail open: any error leaves it as it was, counted)."""
+    chars, tokens = sizes(part)
+    if not names:
+        return Outcome(None, (), 0, (chars, chars), (tokens, tokens))
+    try:
+        new, cut, used, failures = compress_part(part, ctx, names)
+        if not used:
+            return Outcome(None, (), failures, (chars, chars), (tokens, tokens))
+        new, whole = mark_restorable(part, new, used)
+        after_chars, after_tokens = sizes(new)
+    except Exception:  # noqa: BLE001 — a malformed part passes through unchanged
+        log.warning("part %s passed through: it could not be compressed", part.get("id"), exc_info=True)
+        return Outcome(None, (), 1, (chars, chars), (tokens, tokens))
+    return Outcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
+
+
+class Batch(msgspec.Struct, frozen=True):
+    """The old history as it stood when one batch of steps became old: what its parts may know.
+
+    A part is compressed with the facts and tier of the boundary that first made it old,
+    so later jumps never rewrite it: at a jump only the newly old steps change, which keeps
+    the provider's cached prefix valid up to the previous boundary.
+    """
+
+    boundary: int
+    fingerprint: int
+    tier: Tier
+    facts: Facts
+
+
+def first_boundary(step: int, settings: Settings) -> int:
+    """The boundary at which a message of this step first becomes old."""
+    return -(-step // settings.batch_steps) * settings.batch_steps
+
+
+def batch_ends(shape: Layout, messages: list[Message], settings: Settings) -> dict[int, int]:
+    """Boundary (0, batch, 2·batch … the current one) → index of the first message still new then."""
+    ends: dict[int, int] = {}
+    boundary = 0
+    for index, message in enumerate(messages[: shape.first_young]):
+        while message["info"]["role"] == "assistant" and shape.message_steps[index] > boundary:
+            ends[boundary] = index
+            boundary += settings.batch_steps
+    ends[shape.boundary] = shape.first_young
+    return ends
+
+
+def freeze_batches(
+    messages: list[Message], digests: list[list[int | None]], shape: Layout, settings: Settings
+) -> dict[int, Batch]:
+    """The Batch of every boundary up to the current one, from one pass over the old messages."""
+    ends = batch_ends(shape, messages, settings)
+    hasher = xxhash.xxh3_128(repr(settings).encode())
+    stops: dict[int, tuple[int, int]] = {}
+    tokens = 0
+    for boundary, end in sorted(ends.items()):
+        start = max((e for e in ends.values() if e < end), default=0)
+        for message, message_digests in zip(messages[start:end], digests[start:end], strict=True):
+            for part, digest in zip(message["parts"], message_digests, strict=True):
+                hasher.update(b"?" if digest is None else digest.to_bytes(16, "little"))
+                tokens += sizes(part)[1] if digest is None else TOKENS.get(digest, lambda p=part: sizes(p)[1])
+        stops[boundary] = (hasher.intdigest(), tokens)
+
+    def build() -> dict[int, Batch]:
+        builder, done, batches = FactsBuilder(), 0, {}
+        for boundary, end in sorted(ends.items()):
+            for message in messages[done:end]:
+                builder.add(message)
+            done = end
+            fingerprint, tokens = stops[boundary]
+            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), builder.snapshot())
+        return batches
+
+    return BATCHES.get(stops[shape.boundary][0], build)
+
+
+NEW_PARTS = Batch(0, 0, "low", Facts())
+"""Stand-in batch for parts that are not old (capture-time trimming reads no facts)."""
+
+
+def part_outcome(
+    part: Part, digest: int | None, user_typed: bool, step: int, batch: Batch, tier: Tier, settings: Settings
+) -> Outcome:
+    """The memoized outcome of one part: old parts are compressed, new outputs capture-trimmed."""
+    old = batch is not NEW_PARTS
+    ctx = Context(
+        age=batch.boundary - step,
+        step=step,
+        tier=tier,
+        settings=settings,
+        facts=batch.facts,
+        captured=not old,
+    )
+
+    def compute() -> Outcome:
+        if user_typed or is_nudge(part) or "deepmem" in (part.get("metadata") or {}):
+            names: tuple[str, ...] = ()
+        else:
+            names = compressors_for(part, ctx) if old else capture_compressors(part)
+        return outcome_for(part, ctx, names)
+
+    if digest is None:
+        return compute()
+    return OUTCOMES.get((digest, user_typed, step, batch.fingerprint, tier, settings), compute)
+
+
 def plan_transform(messages: list[Message], settings: Settings, tier: Tier | None = None) -> Plan:
     """Decide every edit for a history seen at its last step."""
     shape = layout(messages, settings)
-    old_messages = messages[: shape.first_young]
-    # Tier and facts come from the history up to the boundary, so old content only
-    # changes when the boundary jumps (prompt-cache stability).
-    chosen = tier or tier_for(history_tokens(old_messages), settings)
-    facts = compute_facts(old_messages)
-    edits: list[Edit] = []
-    originals: list[Original] = []
-    stats: dict[str, KindStats] = {}
-    failures = 0
+    digests = [[part_digest(part) for part in message["parts"]] for message in messages]
+    # Tier and facts come from the history up to the boundary that first made a part old,
+    # so old content only changes when the boundary jumps, and then only the newly old
+    # steps (prompt-cache stability).
+    batches = freeze_batches(messages, digests, shape, settings)
+    plan = Plan(shape, tier or batches[shape.boundary].tier, [], [], {})
     for index, message in enumerate(messages):
-        old = index < shape.first_young
         step = shape.message_steps[index]
+        batch = batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
+        plan.message_tokens.append(0)
         for part_index, part in enumerate(message["parts"]):
-            row = stats.setdefault(stats_kind(message, part), KindStats())
-            before = visible_text(part)
-            after = before
-            if old and not is_user_typed(message, part) and "deepmem" not in (part.get("metadata") or {}):
-                ctx = Context(age=shape.boundary - step, step=step, tier=chosen, settings=settings, facts=facts)
-                new, cut, names, failed = compress_part(part, ctx)
-                failures += failed
-                if names:
-                    new, whole = mark_restorable(part, new, names)
-                    edits.append(
-                        Edit(index, part_index, str(message["info"].get("id", "")), str(part.get("id", "")), new)
-                    )
-                    originals.extend(cut)
-                    originals.append(whole)
-                    after = visible_text(new)
-                    row.compressed += 1
-            row.parts += 1
-            row.chars_before += len(before)
-            row.chars_after += len(after)
-            row.tokens_before += estimate_tokens(before)
-            row.tokens_after += estimate_tokens(after)
-    return Plan(shape, chosen, edits, originals, stats, failures)
+            kind = stats_kind(message, part)
+            digest = digests[index][part_index]
+            outcome = part_outcome(
+                part, digest, kind == "user text", step, batch, tier or batch.tier, settings
+            )
+            count(plan.stats.setdefault(kind, KindStats()), outcome)
+            plan.failures += outcome.failures
+            plan.message_tokens[-1] += 0 if is_nudge(part) else outcome.tokens[0]
+            if outcome.part is not None:
+                message_id = str(message["info"].get("id", ""))
+                plan.edits.append(Edit(index, part_index, message_id, str(part.get("id", "")), outcome.part))
+                plan.originals.extend(outcome.originals)
+    plan.tail_parts = nudge_parts(messages, plan, settings)
+    return plan
+
+
+def count(row: KindStats, outcome: Outcome) -> None:
+    """Add one part's outcome to its stats row."""
+    row.parts += 1
+    row.compressed += outcome.part is not None
+    row.chars_before += outcome.chars[0]
+    row.chars_after += outcome.chars[1]
+    row.tokens_before += outcome.tokens[0]
+    row.tokens_after += outcome.tokens[1]
 
 
 def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
@@ -143,6 +314,18 @@ def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
     return result
 
 
+def append_tail_parts(messages: list[Message], tail_parts: list[Part]) -> list[Message]:
+    """New messages with the tail parts appended to the last message (once: ids already there are kept)."""
+    if not messages or not tail_parts:
+        return messages
+    last = messages[-1]
+    present = {part.get("id") for part in last["parts"]}
+    added = [part for part in tail_parts if part.get("id") not in present]
+    if not added:
+        return messages
+    return [*messages[:-1], {**last, "parts": [*last["parts"], *added]}]
+
+
 def apply_transform(messages: list[Message], plan: Plan) -> list[Message]:
-    """The messages as the model should see them after this plan."""
-    return apply_edits(messages, plan.edits)
+    """The messages as the model should see them after this plan: edits, then tail parts."""
+    return append_tail_parts(apply_edits(messages, plan.edits), plan.tail_parts)

@@ -9,12 +9,17 @@ from deepmem.types import Message, UnknownKeyError
 
 
 def restore_messages(messages: list[Message], store: CCRStore) -> list[Message]:
-    """The original messages, exactly; UnknownKeyError names the first part that cannot return."""
+    """The original messages, exactly; UnknownKeyError names the first part that cannot return.
+
+    Parts deepmem appended (nudges, marked `metadata.deepmem.appended`) are dropped.
+    """
     result = []
     for index, message in enumerate(messages):
         parts = []
         for part in message["parts"]:
             marker = (part.get("metadata") or {}).get("deepmem") if isinstance(part, dict) else None
+            if isinstance(marker, dict) and marker.get("appended"):
+                continue
             if isinstance(marker, dict) and isinstance(marker.get("part"), str):
                 try:
                     part = orjson.loads(store.get(marker["part"]))

@@ -1,0 +1,21 @@
+"""Command output (bash and tools without a finer route): errors, exit status, failing tests, tail."""
+
+from __future__ import annotations
+
+from deepmem.compressors.lines import Budget, by_tier, shorten_part
+from deepmem.compressors.patterns import command_key_lines
+from deepmem.types import Context, Part, Result
+
+NAME = "command_output"
+TOOLS: tuple[str, ...] = ("bash",)
+
+BUDGETS = by_tier(
+    Budget(head=4, tail=8, key=12, line_chars=300),
+    Budget(head=3, tail=6, key=8, line_chars=240),
+    Budget(head=2, tail=4, key=6, line_chars=200),
+)
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Keep the first lines (exit status), failing tests, error lines and the tail."""
+    return shorten_part(part, NAME, BUDGETS[ctx.tier], command_key_lines)

@@ -1,0 +1,78 @@
+"""File reads (OpenCode `read`, shell `cat`/`nl`/`sed -n`): head, key lines, tail.
+
+Key lines are, first, the lines named by later errors or greps (`Facts.named_lines`),
+then definitions (def, class, function, …).
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepmem.compressors.commands import read_target, same_file
+from deepmem.compressors.lines import Budget, by_tier, matching, shorten_part
+from deepmem.compressors.patterns import DEFINITION
+from deepmem.types import Context, Facts, Part, Result
+
+NAME = "file_reads"
+TOOLS: tuple[str, ...] = ("read",)
+
+BUDGETS = by_tier(
+    Budget(head=6, tail=2, key=16, line_chars=240),
+    Budget(head=4, tail=2, key=10, line_chars=200),
+    Budget(head=3, tail=1, key=6, line_chars=160),
+)
+NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t)")
+CONTENT_START = frozenset({"<content>", "<output>"})
+
+
+def read_source(part: Part) -> tuple[str, int] | None:
+    """(path, first line shown) of a read part: the `read` tool's input or a shell read command."""
+    inputs = (part.get("state") or {}).get("input")
+    if not isinstance(inputs, dict):
+        return None
+    if isinstance(inputs.get("filePath"), str):
+        offset = inputs.get("offset")
+        return inputs["filePath"], offset if isinstance(offset, int) and offset > 0 else 1
+    if isinstance(inputs.get("command"), str):
+        return read_target(inputs["command"])
+    return None
+
+
+def file_line_numbers(lines: list[str], first: int) -> list[int | None]:
+    """Per output line, the file line it shows: its `N: ` / `N<tab>` number or its position."""
+    start = next((i + 1 for i, line in enumerate(lines[:4]) if line.strip() in CONTENT_START), 0)
+    numbers: list[int | None] = []
+    for index, line in enumerate(lines):
+        match = NUMBERED.match(line)
+        if match:
+            numbers.append(int(match.group(1)))
+        else:
+            numbers.append(first + index - start if index >= start else None)
+    return numbers
+
+
+def named_for(path: str, facts: Facts) -> set[int]:
+    """Lines of `path` named by errors or greps in the old history."""
+    return {line for named, line in facts.named_lines if same_file(named, path)}
+
+
+def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) -> list[int]:
+    """Indices of lines named by later errors/greps first, then of definitions."""
+    named: list[int] = []
+    if source is not None:
+        wanted = named_for(source[0], facts)
+        if wanted:
+            numbers = file_line_numbers(lines, source[1])
+            named = [i for i, number in enumerate(numbers) if number in wanted]
+    return named + matching(lines, DEFINITION)
+
+
+def shorten_read(part: Part, ctx: Context, name: str, budget: Budget, prefix: str = "") -> Result | None:
+    """Shorten a read's output to head + key lines + tail under a budget (shared with stale reads)."""
+    source = read_source(part)
+    return shorten_part(part, name, budget, lambda lines: key_lines(lines, source, ctx.facts), prefix)
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Head, named lines and definitions, tail."""
+    return shorten_read(part, ctx, NAME, BUDGETS[ctx.tier])

@@ -1,0 +1,94 @@
+"""JSON arrays: head items, the distinct middle items, tail items; nested arrays over 30 too.
+
+The result stays valid JSON: each cut becomes one marker string inside the array.
+Output that looks like a JSON array but does not parse raises CompressorError, so the
+pipeline counts it and the next compressor of the route handles the text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from deepmem.compressors.lines import worth_cutting
+from deepmem.compressors.text_fields import main_text, with_main_text
+from deepmem.markers import marker
+from deepmem.types import CompressorError, Context, Original, Part, Result, Tier, cache_key
+
+NAME = "json_arrays"
+TOOLS: tuple[str, ...] = ()
+
+NESTED_LIMIT = 30
+"""Arrays with more items than this are crushed."""
+WRAPPED = re.compile(r"\A(.*?<output>\s*)(\[.*?)(\s*</output>\s*)\Z", re.DOTALL)
+BARE = re.compile(r"\A(\s*)(\[.*?)(\s*)\Z", re.DOTALL)
+LOOKS_LIKE_ARRAY = re.compile(r'\[\s*(?:[{\["\]]|-?\d+(?:\.\d+)?\s*[,\]]|true\b|false\b|null\b)')
+KEEP: dict[Tier, tuple[int, int, int]] = {"low": (5, 3, 6), "medium": (4, 2, 4), "high": (3, 1, 2)}
+"""Per tier: (head items, tail items, distinct middle items)."""
+
+
+def json_body(text: str) -> tuple[str, str, str] | None:
+    """(before, JSON text, after) when the output is an array, bare or inside `<output>` tags."""
+    match = WRAPPED.match(text) or BARE.match(text)
+    if match is None or not LOOKS_LIKE_ARRAY.match(match.group(2)):
+        return None
+    return match.group(1), match.group(2), match.group(3)
+
+
+def shape(item: Any) -> Any:
+    """What makes an item distinct from its neighbours: its keys and value types."""
+    if isinstance(item, dict):
+        return tuple(sorted((k, type(v).__name__) for k, v in item.items()))
+    return type(item).__name__
+
+
+def crush(value: Any, keep: tuple[int, int, int], key: str) -> tuple[Any, int]:
+    """The value with every array over NESTED_LIMIT items crushed; also how many items were cut."""
+    if isinstance(value, dict):
+        out, cut = {}, 0
+        for name, item in value.items():
+            out[name], inner = crush(item, keep, key)
+            cut += inner
+        return out, cut
+    if not isinstance(value, list):
+        return value, 0
+    items, cut = [], 0
+    for item in value:
+        crushed, inner = crush(item, keep, key)
+        items.append(crushed)
+        cut += inner
+    head, tail, middle = keep
+    if len(items) <= NESTED_LIMIT:
+        return items, cut
+    seen = {shape(item) for item in items[:head] + items[len(items) - tail :]}
+    distinct = []
+    for item in items[head : len(items) - tail]:
+        if len(distinct) < middle and shape(item) not in seen:
+            seen.add(shape(item))
+            distinct.append(item)
+    dropped = len(items) - head - tail - len(distinct)
+    note = marker(dropped, len(items), "items", key)
+    return [*items[:head], *distinct, note, *items[len(items) - tail :]], cut + dropped
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Crush the arrays of a JSON output; raise CompressorError on a truncated array."""
+    text = main_text(part)
+    found = json_body(text) if text else None
+    if found is None:
+        return None
+    before, body, after = found
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise CompressorError(f"output looks like a JSON array but does not parse: {exc}") from None
+    key = cache_key(text, NAME)
+    crushed, cut = crush(value, KEEP[ctx.tier], key)
+    if not cut:
+        return None
+    shortened = before + orjson.dumps(crushed).decode() + after
+    if not worth_cutting(text, shortened):
+        return None
+    return Result(part=with_main_text(part, shortened), originals=(Original(key, text),))

@@ -1,0 +1,34 @@
+"""Line patterns the compressors keep: errors, failing tests, exit status, definitions, headers."""
+
+from __future__ import annotations
+
+import re
+
+ERROR_LINE = re.compile(
+    r"Traceback \(most recent call last\)|^\s*File \".*\", line \d+|"
+    r"\b[A-Z]\w*(?:Error|Exception|Warning)\b|\b(?:error|fatal|panic|failed|failure)\b|^E\s{2,}|"
+    r"^\s*assert\b|\bAssertionError\b",
+    re.IGNORECASE,
+)
+FAILING_TEST = re.compile(
+    r"^(?:FAILED|ERROR|FAIL:|ERROR:)\s+\S|\S+::\S+\s+(?:FAILED|ERROR)\b|^_{3,} \S.* _{3,}$"
+)
+SUMMARY = re.compile(
+    r"^=+ .*\b(?:passed|failed|errors?|skipped|xfailed)\b.* =+$|^(?:Ran \d+ tests?|OK\b|FAILED \()|"
+    r"<returncode>|returncode|exit (?:code|status)",
+    re.IGNORECASE,
+)
+DEFINITION = re.compile(
+    r"^(?:\s*\d+(?::\s|\t))?\s*(?:@\w|(?:async\s+)?def\s|class\s|function\s|export\s|interface\s|"
+    r"struct\s|enum\s|impl\b|fn\s|pub\s+fn\s|func\s|type\s+\w+\s*=)"
+)
+HEADER = re.compile(r"^\s*#{1,6}\s+\S|^\s*\*\*[^*]+\*\*\s*:?\s*$")
+PATH = re.compile(r"(?:^|[\s`'\"(])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b")
+
+
+def command_key_lines(lines: list[str]) -> list[int]:
+    """Failing tests first, then summary/exit lines, then error lines (indices, by priority)."""
+    ordered: list[int] = []
+    for pattern in (FAILING_TEST, SUMMARY, ERROR_LINE):
+        ordered.extend(index for index, line in enumerate(lines) if pattern.search(line))
+    return ordered

@@ -1,0 +1,86 @@
+"""Search results (grep, glob, rg, find, ls): the top files with their first matches, the rest counted.
+
+Lines are grouped by file: `path:line:…` / `path:…` match lines, OpenCode's grep blocks
+(a `path:` header followed by indented `Line N:` lines), and bare paths (grouped by folder).
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepmem.compressors.lines import Budget, by_tier, clip, worth_cutting
+from deepmem.compressors.text_fields import main_text, with_main_text
+from deepmem.markers import marker
+from deepmem.types import Context, Original, Part, Result, cache_key
+
+NAME = "search_results"
+TOOLS: tuple[str, ...] = ("grep", "glob", "list")
+
+BUDGETS = by_tier(
+    Budget(head=3, tail=2, key=12, line_chars=240),
+    Budget(head=3, tail=2, key=8, line_chars=200),
+    Budget(head=2, tail=1, key=5, line_chars=160),
+)
+"""`head` lines always kept, `tail` lines always kept, `key` files shown with up to 3 matches."""
+MATCHES_PER_FILE = 3
+LISTED_FILES = 8
+MATCH = re.compile(r"^([^\s:][^:]*?\.[\w-]+|[^\s:][^:]*?/[^:]*?):(\d+)?[:-]?")
+HEADER = re.compile(r"^(\S.*):$")
+
+
+def file_of(line: str, current: str | None) -> tuple[str | None, str | None]:
+    """(group of this line, group for following indented lines)."""
+    header = HEADER.match(line)
+    if header:
+        return header.group(1), header.group(1)
+    if line[:1].isspace() and current is not None:
+        return current, current
+    match = MATCH.match(line)
+    if match:
+        return match.group(1), None
+    stripped = line.strip()
+    if "/" in stripped and " " not in stripped:
+        return stripped.rsplit("/", 1)[0] + "/", None
+    return None, None
+
+
+def group_lines(lines: list[str]) -> dict[str, list[int]]:
+    """Line indices per file (or folder), in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    current: str | None = None
+    for index, line in enumerate(lines):
+        group, current = file_of(line, current)
+        if group is not None:
+            groups.setdefault(group, []).append(index)
+    return groups
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Keep the first files' first matches, the head and tail lines; count what was cut."""
+    text = main_text(part)
+    if not text:
+        return None
+    budget = BUDGETS[ctx.tier]
+    lines = text.split("\n")
+    groups = group_lines(lines)
+    kept = set(range(min(budget.head, len(lines)))) | set(range(max(len(lines) - budget.tail, 0), len(lines)))
+    shown = list(groups)[: budget.key]
+    for group in shown:
+        kept.update(groups[group][: MATCHES_PER_FILE + (1 if HEADER.match(lines[groups[group][0]]) else 0)])
+    cut = [i for i in range(len(lines)) if i not in kept]
+    if not cut:
+        return None
+    key = cache_key(text, NAME)
+    hidden = [(group, len(indices)) for group, indices in groups.items() if group not in shown]
+    summary = marker(len(cut), len(lines), "lines", key)
+    if hidden:
+        listed = ", ".join(f"{group} ({count})" for group, count in hidden[:LISTED_FILES])
+        more = f" and {len(hidden) - LISTED_FILES} more" if len(hidden) > LISTED_FILES else ""
+        summary = f"{summary}\n[not shown: {listed}{more}]"
+    tail_start = max(len(lines) - budget.tail, 0)
+    body = [clip(line, budget.line_chars) for i, line in enumerate(lines) if i in kept and i < tail_start]
+    tail = [clip(line, budget.line_chars) for line in lines[tail_start:]]
+    shortened = "\n".join([*body, summary, *tail])
+    if not worth_cutting(text, shortened):
+        return None
+    return Result(part=with_main_text(part, shortened), originals=(Original(key, text),))

@@ -1,0 +1,37 @@
+"""Stale reads: a read of a file edited after it is marked stale and shortened hard."""
+
+from __future__ import annotations
+
+from deepmem.compressors.commands import same_file
+from deepmem.compressors.file_reads import read_source, shorten_read
+from deepmem.compressors.lines import Budget, by_tier
+from deepmem.markers import note
+from deepmem.types import Context, Part, Result
+
+NAME = "stale_reads"
+TOOLS: tuple[str, ...] = ("read",)
+
+BUDGETS = by_tier(
+    Budget(head=4, tail=2, key=8, line_chars=160),
+    Budget(head=3, tail=2, key=5, line_chars=120),
+    Budget(head=3, tail=1, key=3, line_chars=100),
+)
+
+
+def edited_after(part: Part, ctx: Context) -> int | None:
+    """The step that last edited the read file, when it is after the read's own step."""
+    source = read_source(part)
+    if source is None:
+        return None
+    steps = [step for path, step in ctx.facts.edit_step.items() if same_file(path, source[0])]
+    latest = max(steps, default=0)
+    return latest if latest > ctx.step else None
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Mark the read stale (naming the step of the edit) and keep only a few lines."""
+    step = edited_after(part, ctx)
+    if step is None:
+        return None
+    prefix = note(f"stale read: this file was edited at step {step}; read it again for current content")
+    return shorten_read(part, ctx, NAME, BUDGETS[ctx.tier], prefix)

@@ -1,0 +1,31 @@
+"""Subagent (`task`) output: headers, key lines (paths, errors, decisions), tail."""
+
+from __future__ import annotations
+
+import re
+
+from deepmem.compressors.lines import Budget, by_tier, shorten_part
+from deepmem.compressors.patterns import ERROR_LINE, HEADER, PATH
+from deepmem.types import Context, Part, Result
+
+NAME = "subagent"
+TOOLS: tuple[str, ...] = ("task",)
+
+BUDGETS = by_tier(
+    Budget(head=4, tail=10, key=30, line_chars=300),
+    Budget(head=3, tail=6, key=20, line_chars=240),
+    Budget(head=2, tail=4, key=12, line_chars=200),
+)
+TAGS = re.compile(r"^\s*</?task_(?:result|id)|^task_id:")
+DECISION = re.compile(r"(?i)\b(?:decided|conclusion|root cause|fixed|must|should not|recommend)\b")
+KEY_PATTERNS = (TAGS, HEADER, ERROR_LINE, DECISION, PATH)
+
+
+def key_lines(lines: list[str]) -> list[int]:
+    """Task tags and headers first, then errors, decisions and paths."""
+    return [i for pattern in KEY_PATTERNS for i, line in enumerate(lines) if pattern.search(line)]
+
+
+def compress(part: Part, ctx: Context) -> Result | None:
+    """Keep the task tags and headers, then paths, errors and decisions, and the tail."""
+    return shorten_part(part, NAME, BUDGETS[ctx.tier], key_lines)

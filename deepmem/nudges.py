@@ -1,0 +1,238 @@
+"""Nudges: short reminders appended at the end of the context, pure functions of the messages.
+
+- memory: a decision, constraint or fix was stated (English or Chinese) → suggest `memory_store`;
+- pressure: the current history is in the high tier → suggest closing finished threads;
+- re-read: a file was modified in the last steps while the reads of it were compressed.
+
+Each nudge has a cooldown in steps. Whether a nudge fired at an earlier step is worked
+out again from the messages (replaying the steps), so the CLI and the bridge agree and
+nothing has to be remembered between calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from deepmem.compressors import file_reads, stale_reads
+from deepmem.compressors.commands import same_file
+from deepmem.facts import edited_by
+from deepmem.history import boundary_for, tier_for
+from deepmem.types import Message, Part, Settings
+
+if TYPE_CHECKING:
+    from deepmem.pipeline import Edit, Plan
+
+NUDGE_PREFIX = "prt_deepmem_nudge_"
+MEMORY_COOLDOWN = 8
+PRESSURE_COOLDOWN = 20
+REREAD_COOLDOWN = 10
+RECENT_STEPS = 3
+"""An edit this many steps back or fewer counts as recent for the re-read nudge."""
+SNIPPETS = 3
+SNIPPET_CHARS = 140
+
+MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "decision",
+        re.compile(
+            r"(?i)\b(?:I'll use|I will use|we'll use|we will use|let's use|I(?:'ve)? decided|we(?:'ve)? decided|"
+            r"decided to|going with|we chose|I chose|switch(?:ing)? to)\b|我决定|我们决定|决定(?:使用|用|采用)|改用|采用"
+        ),
+    ),
+    (
+        "constraint",
+        re.compile(
+            r"(?i)\b(?:we|you|I) (?:must|should) (?:not|never)\b|\bmust not\b|\bmustn't\b|\bnever (?:use|commit|"
+            r"call|edit|change|touch|push)\b|\bdo not (?:use|commit|change|touch|edit)\b|\balways (?:use|run)\b|"
+            r"不能|不要|禁止|不得|务必|必须"
+        ),
+    ),
+    (
+        "fix",
+        re.compile(
+            r"(?i)\b(?:fixed by|the fix (?:is|was)|root cause (?:is|was)|fixed (?:it|this|the \w+) (?:by|with)|"
+            r"resolved by|the problem was)\b|修复了|修复方法|根本原因|问题在于|解决了"
+        ),
+    ),
+)
+SENTENCE = re.compile(r"[^.!?。！？\n]*[.!?。！？\n]?")
+
+
+class Detection(msgspec.Struct, frozen=True):
+    """A sentence worth remembering, and what kind of memory it is."""
+
+    kind: str
+    sentence: str
+
+
+def is_nudge(part: Part) -> bool:
+    """True for a part deepmem appended (so it is never detected, counted or compressed)."""
+    return str(part.get("id", "")).startswith(NUDGE_PREFIX)
+
+
+@lru_cache(maxsize=16_384)
+def detect_memories(text: str) -> tuple[Detection, ...]:
+    """Decisions, constraints and fixes stated in a text, one per sentence (memoized)."""
+    found = []
+    for kind, pattern in MEMORY_PATTERNS:
+        for match in pattern.finditer(text):
+            start = (
+                max(
+                    text.rfind(".", 0, match.start()),
+                    text.rfind("\n", 0, match.start()),
+                    text.rfind("。", 0, match.start()),
+                )
+                + 1
+            )
+            sentence = SENTENCE.match(text, start)
+            snippet = " ".join((sentence.group(0) if sentence else "").split())
+            found.append(Detection(kind, snippet[:SNIPPET_CHARS]))
+    return tuple(found)
+
+
+def message_memories(message: Message) -> list[Detection]:
+    """Detections in the text parts of one message (tool outputs and reasoning are not read)."""
+    return [
+        found
+        for part in message["parts"]
+        if part.get("type") == "text" and not is_nudge(part) and isinstance(part.get("text"), str)
+        for found in detect_memories(part["text"])
+    ]
+
+
+def fire_steps(current: int, cooldown: int, triggered: Callable[[int, int], bool]) -> list[int]:
+    """Steps (1..current) at which a nudge fires: triggered since its last firing, cooldown over.
+
+    `triggered(since, step)` says whether something happened in steps `since+1..step`.
+    """
+    fired: list[int] = []
+    last = 0
+    for step in range(1, current + 1):
+        if (not fired or step - last >= cooldown) and triggered(last, step):
+            fired.append(step)
+            last = step
+    return fired
+
+
+def by_step(message_steps: Iterable[int], values: Iterable[list]) -> dict[int, list]:
+    """Values grouped by the step of the message they come from."""
+    grouped: dict[int, list] = {}
+    for step, items in zip(message_steps, values, strict=True):
+        if items:
+            grouped.setdefault(step, []).extend(items)
+    return grouped
+
+
+def memory_nudge(steps: dict[int, list[Detection]], current: int) -> str | None:
+    """Suggest `memory_store` for the decisions/constraints/fixes stated since the last nudge."""
+    fired = fire_steps(
+        current, MEMORY_COOLDOWN, lambda since, step: any(steps.get(s) for s in range(since + 1, step + 1))
+    )
+    if not fired or fired[-1] != current:
+        return None
+    previous = fired[-2] if len(fired) > 1 else 0
+    found = [d for s in range(previous + 1, current + 1) for d in steps.get(s, [])]
+    listed = "; ".join(f'{d.kind}: "{d.sentence}"' for d in found[-SNIPPETS:])
+    return (
+        "Worth remembering across sessions? If these hold beyond this task, save them with "
+        f"memory_store (type decision/constraint/fact): {listed}"
+    )
+
+
+def pressure_nudge(step_tokens: dict[int, int], current: int, settings: Settings) -> str | None:
+    """At the high tier of the current history, suggest closing finished threads."""
+    totals: dict[int, int] = {}
+    running = step_tokens.get(0, 0)
+    for step in range(1, current + 1):
+        running += step_tokens.get(step, 0)
+        totals[step] = running
+    fired = fire_steps(
+        current, PRESSURE_COOLDOWN, lambda since, step: tier_for(totals[step], settings) == "high"
+    )
+    if not fired or fired[-1] != current:
+        return None
+    return (
+        f"The context is large (~{totals[current]:,} tokens). Finish or close threads that are done, "
+        "store what must survive with memory_store, and avoid re-reading large outputs."
+    )
+
+
+def reread_nudge(
+    edits: dict[int, list[str]], reads: list[tuple[int, str]], current: int, settings: Settings
+) -> str | None:
+    """Files modified in the last steps whose earlier reads are now compressed: read them again."""
+
+    def files(step: int) -> list[str]:
+        recent = {path for s in range(max(step - RECENT_STEPS, 0) + 1, step + 1) for path in edits.get(s, [])}
+        cutoff = boundary_for(step, settings)
+        return sorted(
+            {
+                path
+                for read_step, path in reads
+                if read_step <= cutoff and any(same_file(path, e) for e in recent)
+            }
+        )
+
+    fired = fire_steps(current, REREAD_COOLDOWN, lambda since, step: bool(files(step)))
+    if not fired or fired[-1] != current:
+        return None
+    return (
+        "Earlier reads of files you just modified are shown shortened: read "
+        + ", ".join(files(current)[:SNIPPETS])
+        + " again before editing them further."
+    )
+
+
+def compressed_reads(messages: list[Message], edits: Iterable[Edit]) -> list[tuple[int, str]]:
+    """(message index, path) of the reads the plan shortened."""
+    found = []
+    for edit in edits:
+        by = ((edit.part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
+        if file_reads.NAME in by or stale_reads.NAME in by:
+            source = file_reads.read_source(messages[edit.message_index]["parts"][edit.part_index])
+            if source is not None:
+                found.append((edit.message_index, source[0]))
+    return found
+
+
+def nudge_parts(messages: list[Message], plan: Plan, settings: Settings) -> list[Part]:
+    """The synthetic text part (zero or one) to append at the end of the context for this step."""
+    shape = plan.layout
+    current = shape.step
+    if current < 1 or not messages:
+        return []
+    steps = shape.message_steps
+    memories = by_step(steps, (message_memories(m) for m in messages))
+    step_tokens: dict[int, int] = {}
+    for step, tokens in zip(steps, plan.message_tokens, strict=True):
+        step_tokens[step] = step_tokens.get(step, 0) + tokens
+    edited = by_step(steps, ([p for part in m["parts"] for p in edited_by(part)] for m in messages))
+    reads = [(steps[index], path) for index, path in compressed_reads(messages, plan.edits)]
+    texts = [
+        text
+        for text in (
+            memory_nudge(memories, current),
+            pressure_nudge(step_tokens, current, settings),
+            reread_nudge(edited, reads, current, settings),
+        )
+        if text
+    ]
+    if not texts:
+        return []
+    last = messages[-1]
+    return [
+        {
+            "id": f"{NUDGE_PREFIX}{current}",
+            "sessionID": last["info"].get("sessionID", ""),
+            "messageID": last["info"].get("id", ""),
+            "type": "text",
+            "synthetic": True,
+            "text": "\n".join(f"[deepmem] {text}" for text in texts),
+            "metadata": {"deepmem": {"appended": "nudge"}},
+        }
+    ]
