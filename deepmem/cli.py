@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "deepmem.commands.stats",
     "deepmem.commands.checkpoint",
     "deepmem.commands.resume",
+    "deepmem.commands.dream",
+    "deepmem.commands.distill",
     "deepmem.commands.memory",
 )
 """Each module exposes `register(subparsers)`, which adds its parser and sets `run`."""

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
+from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
@@ -47,6 +48,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
             "tokens_before": history_tokens(messages),
             "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
         })
+        result["scheduled"] = after_compaction(root)
     except InputError as exc:
         result["error"] = str(exc)
     except OSError as exc:

@@ -123,3 +123,15 @@ def compaction_prompt(checkpoint: str) -> str:
     """The prompt that replaces OpenCode's summary prompt: handoff prefix, eight sections, findings."""
     sections = "\n".join(f"## {title}" for title in SECTIONS)
     return PROMPT_TEMPLATE.format(prefix=HANDOFF_PREFIX, sections=sections, handoff=HANDOFF_LINE, checkpoint=checkpoint)
+
+
+def checkpoint_sections(markdown: str) -> dict[str, list[str]]:
+    """The bullet texts of each section of a rendered checkpoint (the inverse of the rendering)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line[3:], [])
+        elif current is not None and line.startswith("- ") and line != NONE:
+            current.append(line[2:])
+    return sections

@@ -5,11 +5,14 @@ Each takes `(root, session_id, messages, arguments)` and returns one line for th
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Callable
 from typing import Any
 
 from deepmem.checkpoints.api import compact
+from deepmem.checkpoints.schedule import run_job
+from deepmem.cli import add_root
 from deepmem.types import Message
 
 SlashCommand = Callable[[str | os.PathLike[str], str, list[Message], str], str]
@@ -29,4 +32,26 @@ def checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Mes
     return describe_checkpoint(compact(root, session_id, messages))
 
 
-SLASH_COMMANDS: dict[str, SlashCommand] = {"checkpoint": checkpoint}
+def dream(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
+    """`/dream`: fold notes and checkpoints into MEMORY.md now."""
+    return run_job(root, "dream")
+
+
+def distill(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
+    """`/distill`: write skill candidates for recurring workflows now."""
+    return run_job(root, "distill")
+
+
+SLASH_COMMANDS: dict[str, SlashCommand] = {"checkpoint": checkpoint, "dream": dream, "distill": distill}
+
+
+def add_slash_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    """A CLI subcommand running the slash command `name` on `--root` and printing its line."""
+    parser = subparsers.add_parser(name, help=help_text)
+    add_root(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        print(SLASH_COMMANDS[name](args.root, "", [], ""))
+        return 0
+
+    parser.set_defaults(run=run)

@@ -74,20 +74,27 @@ def read_checkpoint(path: Path) -> str | None:
     return text if is_complete(text) else None
 
 
-def latest_checkpoint(root: str | os.PathLike[str]) -> str | None:
-    """The project's latest complete checkpoint: `checkpoint.md`, else the newest session one."""
-    base = memory_dir(root)
-    text = read_checkpoint(base / LATEST)
-    if text is not None:
-        return text
-    candidates = []
-    for path in (base / "sessions").glob(f"*/{LATEST}"):
+def session_files(root: str | os.PathLike[str], name: str) -> list[Path]:
+    """`sessions/*/<name>` files, oldest first (by modification time, then folder name)."""
+    found = []
+    for path in (memory_dir(root) / "sessions").glob(f"*/{name}"):
         try:
-            candidates.append((path.stat().st_mtime_ns, path.parent.name, path))
+            found.append((path.stat().st_mtime_ns, path.parent.name, path))
         except OSError:
             continue
-    for _, _, path in sorted(candidates, reverse=True):
-        text = read_checkpoint(path)
-        if text is not None:
-            return text
-    return None
+    return [path for _, _, path in sorted(found)]
+
+
+def session_checkpoints(root: str | os.PathLike[str]) -> list[str]:
+    """Every complete session checkpoint, oldest first."""
+    texts = (read_checkpoint(path) for path in session_files(root, LATEST))
+    return [text for text in texts if text is not None]
+
+
+def latest_checkpoint(root: str | os.PathLike[str]) -> str | None:
+    """The project's latest complete checkpoint: `checkpoint.md`, else the newest session one."""
+    text = read_checkpoint(memory_dir(root) / LATEST)
+    if text is not None:
+        return text
+    older = session_checkpoints(root)
+    return older[-1] if older else None

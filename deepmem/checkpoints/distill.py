@@ -1,0 +1,110 @@
+"""`/distill`: recurring command sequences across checkpointed sessions → skill candidates.
+
+Each bash command is reduced to its shape (`pytest`, `python <script>`, `sed -i`, `git diff`);
+a run of SEQUENCE shapes seen in at least MIN_SESSIONS sessions becomes a candidate
+`.deep-memory/skills/<name>/SKILL.md`, with the first real commands as its example.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from typing import Any
+
+import orjson
+
+from deepmem.checkpoints.store import RAW, session_files
+from deepmem.config import memory_dir
+from deepmem.extractors.calls import build_timeline, first_program
+from deepmem.sessionio import atomic_write
+
+SEQUENCE = 3
+MIN_SESSIONS = 2
+MAX_SKILLS = 5
+SUBCOMMAND_PROGRAMS = frozenset({"git", "npm", "pnpm", "yarn", "pip", "cargo", "go", "make", "docker", "uv"})
+INSPECTION = frozenset({"cat", "ls", "head", "tail", "grep", "rg", "find", "sed -n", "nl", "wc", "echo"})
+"""Looking around is not a workflow: these shapes never start or end a candidate."""
+
+
+def command_shape(command: str) -> str:
+    """A command reduced to what repeats across sessions: program, subcommand or `-i`, `<script>`."""
+    program = first_program(command)
+    words = command.split()
+    rest = words[words.index(program) + 1 :] if program in words else []
+    if program in SUBCOMMAND_PROGRAMS and rest and not rest[0].startswith("-"):
+        return f"{program} {rest[0]}"
+    if program in ("cat", "echo", "printf") and ">" in command:
+        return f"{program} > file"
+    if program == "sed":
+        return "sed -i" if any(w.startswith("-i") for w in rest) else "sed -n"
+    if re.match(r"python[\d.]*$", program):
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            return f"python -m {rest[1]}"
+        return "python <script>" if rest and rest[0].endswith(".py") else "python"
+    return program
+
+
+def session_shapes(root: str | os.PathLike[str]) -> list[list[tuple[str, str]]]:
+    """Per checkpointed session, its bash calls as (shape, command), oldest session first."""
+    sessions = []
+    for path in session_files(root, RAW):
+        try:
+            messages = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        calls = build_timeline(messages).calls if isinstance(messages, list) else ()
+        sessions.append([(command_shape(c.command), c.command) for c in calls if c.command])
+    return sessions
+
+
+def recurring_sequences(sessions: list[list[tuple[str, str]]]) -> list[tuple[tuple[str, ...], int, list[str]]]:
+    """(shapes, sessions seen in, first example commands), most widespread first."""
+    seen: dict[tuple[str, ...], set[int]] = {}
+    examples: dict[tuple[str, ...], list[str]] = {}
+    for number, calls in enumerate(sessions):
+        for start in range(len(calls) - SEQUENCE + 1):
+            window = calls[start : start + SEQUENCE]
+            shapes = tuple(shape for shape, _ in window)
+            if shapes[0] in INSPECTION or shapes[-1] in INSPECTION or len(set(shapes)) == 1:
+                continue
+            seen.setdefault(shapes, set()).add(number)
+            examples.setdefault(shapes, [command for _, command in window])
+    ranked = sorted(
+        ((shapes, len(numbers)) for shapes, numbers in seen.items() if len(numbers) >= MIN_SESSIONS),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return [(shapes, count, examples[shapes]) for shapes, count in ranked[:MAX_SKILLS]]
+
+
+def skill_name(shapes: tuple[str, ...]) -> str:
+    """A folder name for a sequence: its shapes, slugged."""
+    return re.sub(r"[^a-z0-9]+", "-", "-then-".join(shapes).lower()).strip("-")[:80]
+
+
+def render_skill(shapes: tuple[str, ...], count: int, example: list[str]) -> str:
+    """SKILL.md of one candidate: frontmatter, the steps, one real example."""
+    steps = "\n".join(f"{i}. `{shape}`" for i, shape in enumerate(shapes, 1))
+    commands = "\n".join(" ".join(command.split())[:300] for command in example)
+    return (
+        f"---\nname: {skill_name(shapes)}\ndescription: Recurring workflow seen in {count} sessions: "
+        f"{' → '.join(shapes)}\nstatus: candidate\n---\n\n## Steps\n{steps}\n\n## Example\n```bash\n{commands}\n```\n"
+    )
+
+
+def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """Write one SKILL.md per recurring sequence; return the names written."""
+    written: list[str] = []
+    for shapes, count, example in recurring_sequences(session_shapes(root)):
+        path = memory_dir(root) / "skills" / skill_name(shapes) / "SKILL.md"
+        atomic_write(path, render_skill(shapes, count, example).encode("utf-8"))
+        written.append(posixpath.join("skills", skill_name(shapes)))
+    return {"skills": written}
+
+
+def describe_distill(summary: dict[str, Any]) -> str:
+    """One line for the model."""
+    skills = summary["skills"]
+    if not skills:
+        return "distill: no workflow recurs across checkpointed sessions yet"
+    return f"distill: {len(skills)} skill candidates in .deep-memory/: {', '.join(skills)}"

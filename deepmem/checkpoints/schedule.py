@@ -1,0 +1,67 @@
+"""`.schedule.json`: when /dream and /distill last ran, and running them after N compactions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from deepmem.checkpoints.distill import describe_distill, distill
+from deepmem.checkpoints.dream import describe_dream, dream
+from deepmem.config import memory_dir
+from deepmem.sessionio import atomic_write
+from deepmem.types import DeepmemError
+
+SCHEDULE = ".schedule.json"
+EVERY = {"dream": 5, "distill": 10}
+"""Compactions between automatic runs."""
+JOBS: dict[str, tuple[Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
+    "dream": (dream, describe_dream),
+    "distill": (distill, describe_distill),
+}
+
+
+def load_schedule(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """The schedule, or a fresh one when missing or unreadable."""
+    try:
+        value = orjson.loads((memory_dir(root) / SCHEDULE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        value = None
+    jobs = value.get("jobs") if isinstance(value, dict) else None
+    fresh = {name: {"every": every, "since": 0, "last_run": None, "last_result": None} for name, every in EVERY.items()}
+    if isinstance(jobs, dict):
+        for name, job in fresh.items():
+            if isinstance(jobs.get(name), dict):
+                job.update({k: v for k, v in jobs[name].items() if k in job})
+    return {"jobs": fresh}
+
+
+def run_job(root: str | os.PathLike[str], name: str) -> str:
+    """Run /dream or /distill now, record it in the schedule, return its one-line result."""
+    job, describe = JOBS[name]
+    line = describe(job(root))
+    schedule = load_schedule(root)
+    schedule["jobs"][name].update(since=0, last_run=datetime.now(UTC).isoformat(timespec="seconds"), last_result=line)
+    atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+    return line
+
+
+def after_compaction(root: str | os.PathLike[str]) -> list[str]:
+    """Count one compaction; run the jobs that are due. Failures are reported, never raised."""
+    schedule = load_schedule(root)
+    due = []
+    for name, job in schedule["jobs"].items():
+        job["since"] += 1
+        if job["every"] > 0 and job["since"] >= job["every"]:
+            due.append(name)
+    atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+    results = []
+    for name in due:
+        try:
+            results.append(run_job(root, name))
+        except (DeepmemError, OSError) as exc:
+            results.append(f"{name} failed: {exc}")
+    return results

@@ -1,0 +1,12 @@
+"""`deepmem dream`: fold notes and checkpoints into MEMORY.md (the `/dream` slash command)."""
+
+from __future__ import annotations
+
+import argparse
+
+from deepmem.checkpoints.slash import add_slash_parser
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `dream` parser."""
+    add_slash_parser(subparsers, "dream", "fold notes.md and checkpoints into MEMORY.md")

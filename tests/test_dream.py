@@ -1,0 +1,97 @@
+"""/dream, /distill and the schedule that runs them after N compactions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from deepmem.checkpoints.api import compact
+from deepmem.checkpoints.distill import command_shape, recurring_sequences
+from deepmem.checkpoints.schedule import EVERY, load_schedule
+from deepmem.checkpoints.slash import SLASH_COMMANDS
+from deepmem.cli import main
+from deepmem.memory import api as memory
+
+from .conftest import FIXTURES
+
+MESSAGES = orjson.loads((FIXTURES / "sessions" / "django-15499.json").read_bytes())["messages"]
+
+
+def session(*texts: str, commands: tuple[str, ...] = ()) -> list[dict]:
+    """A small session: one user request, then one assistant message per text and per command."""
+    messages = [{"info": {"role": "user", "id": "m0"}, "parts": [{"type": "text", "text": "Fix the importer."}]}]
+    for text in texts:
+        messages.append({"info": {"role": "assistant", "id": "a"}, "parts": [{"type": "text", "text": text}]})
+    for command in commands:
+        state = {"status": "completed", "input": {"command": command}, "output": "", "metadata": {"exit": 0}}
+        messages.append({"info": {"role": "assistant", "id": "b"}, "parts": [{"type": "tool", "tool": "bash", "state": state}]})
+    return messages
+
+
+def test_dream_folds_checkpoints_and_notes_and_is_idempotent(tmp_path: Path) -> None:
+    """Decisions, constraints and notes reach MEMORY.md once; a second run adds nothing."""
+    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder.", "We must never edit the vendored files."))
+    memory.add_note(tmp_path, "gotcha: the importer reads latin-1 files", "nudge")
+    first = SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "")
+    assert first.startswith("dream: 3 new memories")
+    texts = {(entry.type, entry.text) for entry in memory.entries(tmp_path, "project")}
+    assert ("decision", "I'll use orjson for the encoder.") in texts
+    assert ("constraint", "We must never edit the vendored files.") in texts
+    assert any("latin-1" in text for _, text in texts)
+    assert SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "").startswith("dream: 0 new memories")
+    assert load_schedule(tmp_path)["jobs"]["dream"]["last_result"].startswith("dream: 0 new")
+
+
+def test_command_shapes() -> None:
+    """Commands reduce to what repeats: program, subcommand, `-i`, scripts."""
+    assert command_shape("cd /testbed && python3 reproduce_issue.py") == "python <script>"
+    assert command_shape("python -m pytest tests/x.py -q") == "python -m pytest"
+    assert command_shape("sed -i 's/a/b/' f.py") == "sed -i"
+    assert command_shape("git diff HEAD") == "git diff"
+    assert command_shape("cat <<'EOF' > fix.py") == "cat > file"
+
+
+def test_distill_writes_skill_candidates_for_sequences_seen_in_two_sessions(tmp_path: Path) -> None:
+    """The same edit-run-diff sequence in two sessions becomes one SKILL.md; a one-off does not."""
+    loop = ("sed -i 's/a/b/' src/x.py", "python3 reproduce.py", "git diff")
+    compact(tmp_path, "ses_a", session(commands=("ls", *loop)))
+    compact(tmp_path, "ses_b", session(commands=(*loop, "make docs")))
+    line = SLASH_COMMANDS["distill"](tmp_path, "ses_b", [], "")
+    assert line == "distill: 1 skill candidates in .deep-memory/: skills/sed-i-then-python-script-then-git-diff"
+    skill = (tmp_path / ".deep-memory" / "skills" / "sed-i-then-python-script-then-git-diff" / "SKILL.md").read_text()
+    assert skill.startswith("---\nname: sed-i-then-python-script-then-git-diff\n")
+    assert "seen in 2 sessions" in skill and "python3 reproduce.py" in skill
+
+
+def test_no_recurring_sequence_in_one_session() -> None:
+    """A sequence repeated inside one session only is not a cross-session workflow."""
+    calls = [(command_shape(c), c) for c in ("sed -i x f", "python3 r.py", "git diff") * 3]
+    assert recurring_sequences([calls]) == []
+
+
+def test_schedule_runs_jobs_after_n_compactions(tmp_path: Path) -> None:
+    """Every EVERY["dream"] compactions /dream runs by itself and the counter restarts."""
+    results = [compact(tmp_path, f"ses_{i}", MESSAGES[:9])["scheduled"] for i in range(EVERY["dream"])]
+    assert results[:-1] == [[]] * (EVERY["dream"] - 1)
+    assert len(results[-1]) == 1 and results[-1][0].startswith("dream: ")
+    jobs = load_schedule(tmp_path)["jobs"]
+    assert jobs["dream"]["since"] == 0 and jobs["dream"]["last_run"]
+    assert jobs["distill"]["since"] == EVERY["dream"]
+
+
+def test_corrupt_schedule_starts_fresh(tmp_path: Path) -> None:
+    """An unreadable .schedule.json is replaced, not fatal."""
+    (tmp_path / ".deep-memory").mkdir()
+    (tmp_path / ".deep-memory" / ".schedule.json").write_text("{not json")
+    assert compact(tmp_path, "ses_a", MESSAGES[:9])["scheduled"] == []
+    assert load_schedule(tmp_path)["jobs"]["dream"]["since"] == 1
+
+
+def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:
+    """`deepmem dream` and `deepmem distill` print the same line as the slash commands."""
+    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder."))
+    assert main(["dream", "--root", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("dream: 1 new memories")
+    assert main(["distill", "--root", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "distill: no workflow recurs across checkpointed sessions yet\n"
