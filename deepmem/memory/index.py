@@ -7,6 +7,7 @@ that changed. The index itself is rebuilt when any file's content hash changes.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,12 @@ def _save_npy(path: Path, matrix: Any) -> None:
     _save_cache(path, buffer.getvalue())
 
 
+def lucene_idf(count: int, postings: dict[str, list[int]]) -> dict[str, float]:
+    """Always-positive idf, log(1 + (N - df + 0.5) / (df + 0.5)): Okapi's own idf is 0 or
+    negative for terms in half the entries or more, which blinds BM25 in small stores."""
+    return {term: math.log(1.0 + (count - len(docs) + 0.5) / (len(docs) + 0.5)) for term, docs in postings.items()}
+
+
 class SearchIndex:
     """BM25 over entry tokens with an inverted index, plus one embedding row per entry."""
 
@@ -149,6 +156,7 @@ class SearchIndex:
         self.postings = {term: np.asarray(docs, dtype=np.int64) for term, docs in postings.items()}
         if self.bm25 is not None:
             self.bm25.doc_len = np.asarray(self.bm25.doc_len)
+            self.bm25.idf = lucene_idf(len(self.tokens), postings)
         parts = [entry_vectors(state, model) for state in files if state.entries]
         self.vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
 
