@@ -8,8 +8,10 @@ from typing import Any
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
+from deepmem.config import memory_dir
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
+from deepmem.memory.files import locked
 from deepmem.sessionio import encode_json, validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -29,7 +31,8 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     """Write the session's checkpoint files and return OpenCode's compaction prompt and context.
 
     Never raises for bad input: a problem goes into `error`, and whatever could be
-    produced (the prompt needs no disk) is still returned.
+    produced (the prompt needs no disk) is still returned. Writes hold the memory folder's
+    lock, so concurrent OpenCode instances never interleave them.
     """
     result: dict[str, Any] = {"prompt": "", "context": [], "written": []}
     try:
@@ -40,14 +43,15 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     result.update(prompt=compaction_prompt(markdown), context=[markdown])
     try:
         safe_session_id(session_id)
-        paths = write_checkpoint(root, session_id, encode_json(messages), markdown)
-        result["written"] = [str(path) for path in paths]
-        append_log(root, {
-            "session": session_id,
-            "messages": len(messages),
-            "tokens_before": history_tokens(messages),
-            "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
-        })
+        with locked(memory_dir(root)):
+            paths = write_checkpoint(root, session_id, encode_json(messages), markdown)
+            result["written"] = [str(path) for path in paths]
+            append_log(root, {
+                "session": session_id,
+                "messages": len(messages),
+                "tokens_before": history_tokens(messages),
+                "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
+            })
         result["scheduled"] = after_compaction(root)
     except InputError as exc:
         result["error"] = str(exc)

@@ -12,6 +12,7 @@ import orjson
 from deepmem.checkpoints.distill import describe_distill, distill
 from deepmem.checkpoints.dream import describe_dream, dream
 from deepmem.config import memory_dir
+from deepmem.memory.files import locked
 from deepmem.sessionio import atomic_write
 from deepmem.types import DeepmemError
 
@@ -39,25 +40,37 @@ def load_schedule(root: str | os.PathLike[str]) -> dict[str, Any]:
     return {"jobs": fresh}
 
 
+def update_schedule(root: str | os.PathLike[str], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Load, change and write the schedule under the memory folder's lock; return it."""
+    with locked(memory_dir(root)):
+        schedule = load_schedule(root)
+        change(schedule)
+        atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+    return schedule
+
+
 def run_job(root: str | os.PathLike[str], name: str) -> str:
     """Run /dream or /distill now, record it in the schedule, return its one-line result."""
     job, describe = JOBS[name]
     line = describe(job(root))
-    schedule = load_schedule(root)
-    schedule["jobs"][name].update(since=0, last_run=datetime.now(UTC).isoformat(timespec="seconds"), last_result=line)
-    atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    update_schedule(root, lambda schedule: schedule["jobs"][name].update(since=0, last_run=stamp, last_result=line))
     return line
+
+
+def count_compaction(schedule: dict[str, Any]) -> None:
+    """One more compaction for every job."""
+    for job in schedule["jobs"].values():
+        job["since"] += 1
 
 
 def after_compaction(root: str | os.PathLike[str]) -> list[str]:
     """Count one compaction; run the jobs that are due. Failures are reported, never raised."""
-    schedule = load_schedule(root)
-    due = []
-    for name, job in schedule["jobs"].items():
-        job["since"] += 1
-        if job["every"] > 0 and job["since"] >= job["every"]:
-            due.append(name)
-    atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+    try:
+        schedule = update_schedule(root, count_compaction)
+    except OSError as exc:
+        return [f"schedule not updated: {exc.strerror or exc}"]
+    due = [name for name, job in schedule["jobs"].items() if 0 < job["every"] <= job["since"]]
     results = []
     for name in due:
         try:
