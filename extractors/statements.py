@@ -50,7 +50,3 @@ def find_statements(timeline: Timeline, pattern: re.Pattern[str], roles: frozens
                 found[key] = Statement(sentence, prose.role, prose.step)
     return list(found.values())
 
-
-def newest(statements: list[Statement], limit: int) -> list[Statement]:
-    """The newest `limit` statements, oldest first."""
-    return statements[-limit:] if limit else []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from deepmem.extractors import Findings
 from deepmem.extractors.errors import ErrorFinding
 
@@ -19,46 +21,44 @@ HEADER = "# Checkpoint"
 END_MARK = "<!-- deepmem:checkpoint:end -->"
 """Last line of every complete checkpoint; a file without it was cut short and is ignored."""
 NONE = "- (none)"
+UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f`]")
+"""Characters of a session id that could break the Markdown (newlines, backticks)."""
 
 
-class Limits:
-    """How many items each list keeps; the resume block shrinks them to fit its budget."""
-
-    def __init__(self, items: int | None = None, text: int | None = None) -> None:
-        self.items = items
-        self.text = text
-
-    def take(self, values: list[str]) -> list[str]:
-        """The newest `items` values, each clipped to `text` characters."""
-        kept = values if self.items is None else values[-self.items :] if self.items else []
-        dropped = len(values) - len(kept)
-        lines = [self.clip(value) for value in kept]
-        return ([f"- … {dropped} older not shown"] if dropped else []) + lines
-
-    def clip(self, value: str) -> str:
-        """A value cut to the text limit, with an ellipsis."""
-        if self.text is None or len(value) <= self.text:
-            return value
-        return value[: self.text - 1] + "…"
+MAX_ITEMS = 12
+"""Decisions, the assistant's constraints, fixed errors, progress and next steps keep their newest 12;
+unresolved errors, the user's constraints and files modified are always kept whole."""
+MAX_TEXT = 300
 
 
-def render_checkpoint(findings: Findings, session_id: str, limits: Limits | None = None) -> str:
+def newest_lines(lines: list[str], limit: int = MAX_ITEMS) -> list[str]:
+    """The newest `limit` lines, after a line counting the older ones left out."""
+    dropped = len(lines) - limit
+    return [f"- … {dropped} older not shown", *lines[-limit:]] if dropped > 0 else lines
+
+
+def clip(value: str) -> str:
+    """A value cut to MAX_TEXT characters, with an ellipsis."""
+    return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
+
+
+def render_checkpoint(findings: Findings, session_id: str) -> str:
     """The checkpoint as Markdown; same findings, same bytes."""
-    limits = limits or Limits()
-    bodies = section_bodies(findings, limits)
-    lines = [HEADER, "", f"Session `{session_id}` · {findings.progress.steps} steps", ""]
+    bodies = section_bodies(findings)
+    shown_id = UNSHOWABLE.sub("?", session_id)[:100]
+    lines = [HEADER, "", f"Session `{shown_id}` · {findings.progress.steps} steps", ""]
     for title in SECTIONS:
         lines += [f"## {title}", *(bodies[title] or [NONE]), ""]
     lines.append(END_MARK)
     return "\n".join(lines) + "\n"
 
 
-def section_bodies(findings: Findings, limits: Limits) -> dict[str, list[str]]:
+def section_bodies(findings: Findings) -> dict[str, list[str]]:
     """The bullet lines of each section."""
     progress = findings.progress
     unresolved = [e for e in findings.errors if not e.resolved]
     fixed = [e for e in findings.errors if e.resolved]
-    task = [f"> {limits.clip(line)}" for line in progress.task.splitlines() if line.strip()]
+    task = [f"> {clip(line)}" for line in progress.task.splitlines() if line.strip()]
     if progress.last_request:
         task += ["- last request:", *(f"> {line}" for line in progress.last_request.splitlines() if line.strip())]
     done = [f"- [{todo.status or 'pending'}] {todo.content}" for todo in progress.todos]
@@ -72,15 +72,16 @@ def section_bodies(findings: Findings, limits: Limits) -> dict[str, list[str]]:
     context = findings.context
     return {
         "Task overview": task,
-        "Progress": limits.take(done),
-        "Key decisions": limits.take([f"- {s.text} (step {s.step})" for s in findings.decisions]),
-        "Constraints": limits.take([f"- {s.text} ({s.role})" for s in findings.constraints]),
+        "Progress": newest_lines(done),
+        "Key decisions": newest_lines([f"- {s.text} (step {s.step})" for s in findings.decisions]),
+        "Constraints": [f"- {s.text} (user)" for s in findings.constraints if s.role == "user"]
+        + newest_lines([f"- {s.text} (assistant)" for s in findings.constraints if s.role != "user"]),
         "Files modified": [f"- `{f.path}` — {', '.join(f.actions)} ×{f.times} (steps {f.first_step}–{f.last_step})" for f in findings.files],
-        "Errors": [error_line(e) for e in unresolved] + limits.take([error_line(e) for e in fixed]),
-        "Next steps": limits.take(steps),
+        "Errors": [error_line(e) for e in unresolved] + newest_lines([error_line(e) for e in fixed]),
+        "Next steps": newest_lines(steps),
         "Critical context": [
             *(f"- path `{path}` ×{count}" for path, count in context.paths),
-            *(f"- command `{limits.clip(command)}` ×{count}" for command, count in context.commands),
+            *(f"- command `{clip(command)}` ×{count}" for command, count in context.commands),
             *(f"- identifier `{name}` ×{count}" for name, count in context.identifiers),
         ],
     }
