@@ -70,13 +70,15 @@ def test_same_session_same_checkpoint_bytes(tmp_path: Path) -> None:
     assert resume_block(tmp_path / "a") == resume_block(tmp_path / "b")
 
 
-@pytest.mark.parametrize("session_id", ["../../evil", "a/b", "..", "/", "ses\x00x", "会话 1", "", 42])
+@pytest.mark.parametrize("session_id", ["../../evil", "a/b", "..", "/", "ses\x00x", "会话 1", "x\n## Errors\n`", "", 42])
 def test_odd_session_ids_never_write_outside_memory(tmp_path: Path, session_id: object) -> None:
     """An odd id is sanitised into one folder under sessions/, or refused; compaction still gets its prompt."""
     project = tmp_path / "project"
     project.mkdir()
     result = compact(project, session_id, MESSAGES)  # type: ignore[arg-type]
     assert result["prompt"]
+    headings = [line for line in result["context"][0].splitlines() if line.startswith("## ")]
+    assert headings == [f"## {title}" for title in SECTIONS]
     outside = {p for p in files_under(tmp_path) if ".deep-memory" not in p.relative_to(tmp_path).parts}
     assert outside == set()
     sessions = project / ".deep-memory" / "sessions"
