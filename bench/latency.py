@@ -6,6 +6,7 @@ Run alone with `python -m bench.latency`; `bench.replay` runs it too unless told
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import resource
 import statistics
 import time
@@ -48,35 +49,47 @@ def timed(action: Callable[[], object]) -> float:
 def per_step_latency(history: list[Message], settings: Settings, steps: int) -> dict[str, float]:
     """Median and max time to transform the history at each of its last `steps` steps."""
     indexes = list(step_indexes(history))[-steps:]
-    transform(history[: indexes[0]], settings)  # warm imports and caches
+    transform(history[: indexes[0]], settings)  # the step before, as a running engine saw it
     seconds = [timed(lambda i=i: transform(history[:i], settings)) for i in indexes]
     return {"steps": len(seconds), "median_ms": 1000 * statistics.median(seconds), "max_ms": 1000 * max(seconds)}
 
 
-def cold_transform(history: list[Message], settings: Settings) -> dict[str, float]:
-    """Time of one full transform, then its peak traced memory in a second run."""
-    seconds = timed(lambda: transform(history, settings))
+def cold_transform(history: list[Message], settings: Settings, trace: bool) -> dict[str, float]:
+    """One full transform: its time, or (traced, which slows it) its peak allocated memory."""
+    if not trace:
+        return {"seconds": timed(lambda: transform(history, settings))}
     tracemalloc.start()
     transform(history, settings)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {
-        "seconds": seconds,
         "peak_traced_mb": peak / 2**20,
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
-def measure_latency(
-    paths: list[Path], counter: TokenCounter, settings: Settings, steps: int = 20
-) -> dict[str, dict[str, float]]:
+def _per_step_child(paths: list[Path], settings: Settings, steps: int) -> dict[str, float]:
+    history, tokens = concatenated_history(paths, 200_000, TokenCounter())
+    return {"history_tokens": tokens, "messages": len(history)} | per_step_latency(history, settings, steps)
+
+
+def _cold_child(paths: list[Path], settings: Settings, trace: bool) -> dict[str, float]:
+    history, tokens = concatenated_history(paths, 1_000_000, TokenCounter())
+    return {"history_tokens": tokens, "messages": len(history)} | cold_transform(history, settings, trace)
+
+
+def in_fresh_process(function: Callable[..., dict[str, float]], *args: object) -> dict[str, float]:
+    """Run a measurement in a new interpreter, so no cache of an earlier run makes it warm."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(function, args)
+
+
+def measure_latency(paths: list[Path], settings: Settings, steps: int = 20) -> dict[str, dict[str, float]]:
     """Per-step latency on a ~200K-token history and a cold transform of a ~1M-token one."""
-    medium, medium_tokens = concatenated_history(paths, 200_000, counter)
-    large, large_tokens = concatenated_history(paths, 1_000_000, counter)
     return {
-        "per_step_200k": {"history_tokens": medium_tokens, "messages": len(medium)}
-        | per_step_latency(medium, settings, steps),
-        "cold_1m": {"history_tokens": large_tokens, "messages": len(large)} | cold_transform(large, settings),
+        "per_step_200k": in_fresh_process(_per_step_child, paths, settings, steps),
+        "cold_1m": in_fresh_process(_cold_child, paths, settings, False)
+        | in_fresh_process(_cold_child, paths, settings, True),
     }
 
 
@@ -98,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--steps", type=int, default=20, help="steps timed on the 200K history")
     args = parser.parse_args(argv)
-    result = measure_latency(session_paths(args.corpus), TokenCounter(), Settings(), args.steps)
+    result = measure_latency(session_paths(args.corpus), Settings(), args.steps)
     print(format_latency(result), end="")
     return 0
 

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     print(format_sessions(result), end="")
     print(format_totals(result), end="")
     if not args.no_latency:
-        result["latency"] = measure_latency(session_paths(args.corpus), TokenCounter(), settings)
+        result["latency"] = measure_latency(session_paths(args.corpus), settings)
         print(format_latency(result["latency"]), end="")
     write_json(result, args.out / "replay.json")
     draw_chart(result, args.out / "replay.png")
