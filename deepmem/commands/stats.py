@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+import msgspec
 import orjson
 
 from deepmem.cli import add_root
@@ -11,6 +12,17 @@ from deepmem.config import memory_dir
 from deepmem.types import InputError
 
 COLUMNS = ("step", "parts", "compressed", "tokens_before", "tokens_after")
+
+
+class StatsRecord(msgspec.Struct):
+    """One session's totals as the engine writes them to `sessions/<sid>/stats.json`."""
+
+    session: str
+    step: int = 0
+    parts: int = 0
+    compressed: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,27 +33,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def load_records(root: str) -> list[dict]:
+def load_records(root: str) -> list[StatsRecord]:
     """Every `sessions/<sid>/stats.json`, sorted by session id."""
     records = []
     for path in sorted((memory_dir(root) / "sessions").glob("*/stats.json")):
         try:
-            records.append(orjson.loads(path.read_bytes()))
-        except (OSError, orjson.JSONDecodeError) as exc:
+            records.append(msgspec.convert(orjson.loads(path.read_bytes()), StatsRecord))
+        except (OSError, orjson.JSONDecodeError, msgspec.ValidationError) as exc:
             raise InputError(f"{path}: unreadable: {exc}") from None
     return records
 
 
-def format_table(records: list[dict]) -> str:
+def format_table(records: list[StatsRecord]) -> str:
     """One row per session plus a total row."""
     header = f"{'session':<34}{'steps':>7}{'parts':>8}{'cut':>7}{'tokens before':>15}{'after':>10}{'saved':>8}"
     lines = [header, "-" * len(header)]
     totals = dict.fromkeys(COLUMNS, 0)
     for record in records:
-        values = {name: int(record.get(name, 0)) for name in COLUMNS}
+        values = {name: getattr(record, name) for name in COLUMNS}
         for name in COLUMNS:
             totals[name] += values[name]
-        lines.append(row(str(record.get("session", "?")), values))
+        lines.append(row(record.session, values))
     lines.append("-" * len(header))
     lines.append(row(f"total ({len(records)} sessions)", totals))
     return "\n".join(lines)
@@ -62,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     records = load_records(args.root)
     if args.json:
         for record in records:
-            print(orjson.dumps(record).decode())
+            print(msgspec.json.encode(record).decode())
         return 0
     if not records:
         print(f"no session recorded yet under {memory_dir(args.root)}")
