@@ -58,16 +58,24 @@ def item_status(text: str, part: Part, originals: dict[str, str]) -> str:
     return "lost"
 
 
+Outcome = tuple[dict[str, str], str, bool]
+"""An evidence item, its status, and whether its part was old (before the boundary)."""
+
+
 def session_outcomes(
     path: Path, items: list[dict[str, str]], settings: Settings, tier: Tier | None
-) -> list[tuple[dict[str, str], str]]:
+) -> list[Outcome]:
     """Each evidence item of one session with its status after compression at the last step."""
     messages = read_session(str(path)).messages
     plan = plan_transform(messages, settings, tier)
     compressed = apply_edits(messages, plan.edits)
     originals = {original.key: original.text for original in plan.originals}
     parts = {part.get("id"): part for message in compressed for part in message["parts"]}
-    return [(item, item_status(item["text"], parts[item["part"]], originals)) for item in items]
+    old = {message["info"]["id"] for message in messages[: plan.layout.first_young]}
+    return [
+        (item, item_status(item["text"], parts[item["part"]], originals), item["message"] in old)
+        for item in items
+    ]
 
 
 def load_evidence(folder: Path = EVIDENCE) -> dict[str, list[dict[str, str]]]:
@@ -75,9 +83,7 @@ def load_evidence(folder: Path = EVIDENCE) -> dict[str, list[dict[str, str]]]:
     return json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
 
 
-def outcomes(
-    tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE
-) -> dict[str, list[tuple[dict[str, str], str]]]:
+def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE) -> dict[str, list[Outcome]]:
     """Per session of the fixtures, each item with its status."""
     return {
         name: session_outcomes(folder / "sessions" / name, items, settings or Settings(), tier)
@@ -85,18 +91,24 @@ def outcomes(
     }
 
 
-def format_outcomes(label: str, result: dict[str, list[tuple[dict[str, str], str]]]) -> str:
-    """Counts per kind of evidence and the visible share."""
+def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
+    """Counts per kind of evidence, the visible share, and the visible share of old items."""
     by_kind: dict[str, Counter] = {}
     for rows in result.values():
-        for item, status in rows:
-            by_kind.setdefault(item["kind"], Counter())[status] += 1
+        for item, status, old in rows:
+            counts = by_kind.setdefault(item["kind"], Counter())
+            counts[status] += 1
+            counts["old"] += old
+            counts["old visible"] += old and status == "visible"
     total = sum(by_kind.values(), Counter())
-    lines = [f"{label}", f"{'kind':<16}{'items':>7}" + "".join(f"{s:>12}" for s in STATUSES) + f"{'visible %':>11}"]
+    header = f"{'kind':<16}{'items':>7}" + "".join(f"{s:>12}" for s in STATUSES)
+    lines = [label, header + f"{'visible':>9}{'old items':>11}{'old visible':>13}"]
     for kind, counts in [*sorted(by_kind.items()), ("all", total)]:
-        n = sum(counts.values())
+        n = sum(counts[s] for s in STATUSES)
         lines.append(
-            f"{kind:<16}{n:>7}" + "".join(f"{counts[s]:>12}" for s in STATUSES) + f"{counts['visible'] / n:>11.1%}"
+            f"{kind:<16}{n:>7}"
+            + "".join(f"{counts[s]:>12}" for s in STATUSES)
+            + f"{counts['visible'] / n:>9.1%}{counts['old']:>11}{counts['old visible'] / max(counts['old'], 1):>13.1%}"
         )
     return "\n".join(lines) + "\n\n"
 

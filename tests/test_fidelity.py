@@ -26,14 +26,14 @@ ALLOWED_DROP = 0.01
 
 
 @functools.cache
-def outcomes(tier: str) -> dict[str, list[tuple[dict[str, str], str]]]:
+def outcomes(tier: str) -> dict[str, list[fidelity.Outcome]]:
     """Per session, each evidence item with 'visible', 'restorable' or 'lost' (computed once)."""
     return fidelity.outcomes(TIERS[tier])
 
 
 def visible_share(tier: str) -> float:
     """Share of all evidence items visible without expansion."""
-    statuses = [status for rows in outcomes(tier).values() for _, status in rows]
+    statuses = [status for rows in outcomes(tier).values() for _, status, _ in rows]
     return sum(status == "visible" for status in statuses) / len(statuses)
 
 
@@ -62,7 +62,7 @@ def test_every_item_visible_or_restorable(tier: str) -> None:
     lost = [
         f"{name}: {item['kind']} {item['text']!r} (part {item['part']})"
         for name, rows in outcomes(tier).items()
-        for item, status in rows
+        for item, status, _ in rows
         if status == "lost"
     ]
     assert not lost, f"{len(lost)} evidence items lost:\n" + "\n".join(lost[:20])
