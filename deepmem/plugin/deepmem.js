@@ -17,6 +17,7 @@ const PROTOCOL = 1;
 const COMMANDS = new Set(["checkpoint", "dream", "distill"]);
 const FORWARDED_EVENTS = new Set(["session.created", "session.idle", "session.compacted", "session.deleted"]);
 const ENGINES = Symbol.for("deepmem.engines");
+const DIGEST_CACHE_LIMIT = 200000;
 
 // ---------------------------------------------------------------------------------------
 // Settings: environment first, then the sidecar `deepmem.json` written by `deepmem init`.
@@ -110,10 +111,12 @@ function createEngine(directory, settings) {
     nextStartAt: 0,
     warned: false,
     sessions: new Map(),
+    digestCache: new Map(),
   };
 
   engine.start = () => {
     engine.sessions.clear();
+    engine.digestCache.clear();
     engine.status = "starting";
     const cmd = [settings.python, "-m", "deepmem", "bridge", "--root", directory];
     let proc;
@@ -271,9 +274,35 @@ function engineFor(directory) {
 
 const sha1 = (text) => createHash("sha1").update(text).digest("hex");
 
-function digestMessages(messages) {
+// A settled part (a finished tool call, a finished text or reasoning part) is never
+// rewritten by OpenCode except for being marked compacted, so its full digest is computed
+// once and then recognised by this cheap fingerprint; everything else is hashed every step.
+// That keeps a step's CPU cost proportional to the new parts, not to the whole history.
+function settledFingerprint(part) {
+  const state = part.state;
+  if (state) {
+    if (state.status !== "completed" && state.status !== "error") return null;
+    const lengths = `${state.output?.length ?? -1}/${state.error?.length ?? -1}`;
+    return `${part.type}|${state.status}|${state.time?.end}|${state.time?.compacted}|${lengths}`;
+  }
+  if (part.time?.end === undefined) return null;
+  return `${part.type}|${part.time.end}|${part.text?.length ?? -1}|${part.ignored ?? ""}`;
+}
+
+function partDigest(cache, part) {
+  const fingerprint = settledFingerprint(part);
+  const known = cache.get(part.id);
+  if (fingerprint !== null && known?.fingerprint === fingerprint) return known.d;
+  const d = sha1(JSON.stringify(part));
+  if (fingerprint === null) return d;
+  if (cache.size >= DIGEST_CACHE_LIMIT) cache.clear();
+  cache.set(part.id, { fingerprint, d });
+  return d;
+}
+
+function digestMessages(cache, messages) {
   return messages.map((message) => {
-    const parts = message.parts.map((part) => sha1(JSON.stringify(part)));
+    const parts = message.parts.map((part) => partDigest(cache, part));
     return { id: message.info.id, d: sha1(JSON.stringify(message.info) + "|" + parts.join(",")), parts };
   });
 }
@@ -339,7 +368,7 @@ async function transformMessages(engine, messages, compaction) {
   const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
   if (!sessionID) return;
   const key = compaction ? `${sessionID}#compaction` : sessionID;
-  const digests = digestMessages(messages);
+  const digests = digestMessages(engine.digestCache, messages);
   const send = () => {
     const state = engine.session(key);
     const body = buildTransform(state, sessionID, messages, digests, compaction);

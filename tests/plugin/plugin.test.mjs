@@ -54,6 +54,17 @@ test("hook outputs are mutated in place, the array identity is kept", async () =
   assert.notDeepEqual(array, messages);
 });
 
+test("a part OpenCode changed since is never overwritten by an edit planned for its old content", async () => {
+  const { hooks } = await startPlugin();
+  const first = await transform(hooks, messages);
+  const [i, j] = first.flatMap((m, i) => m.parts.map((part, j) => [i, j, part])).find(([, , part]) => part.type === "tool" && part.metadata?.deepmem);
+  const changed = structuredClone(messages);
+  changed[i].parts[j].state.time.compacted = 1;  // OpenCode's own prune marks it
+  const seen = await transform(hooks, changed);
+  assert.equal(seen[i].parts[j].state.time.compacted, 1);
+  assert.deepEqual(seen.slice(0, i), first.slice(0, i));
+});
+
 test("system: a frozen block for the main request, nothing for title or summary requests", async () => {
   const { hooks } = await startPlugin();
   const system = hooks["experimental.chat.system.transform"];
