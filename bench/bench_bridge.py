@@ -35,7 +35,6 @@ PLUGIN = REPO / "deepmem" / "plugin" / "deepmem.js"
 DRIVER = r"""
 import { readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 const [pluginPath, sessionPath, stepsPath, project] = process.argv.slice(2);
 const messages = JSON.parse(readFileSync(sessionPath, "utf8"));
@@ -51,9 +50,6 @@ for (const [index, length] of steps.entries()) {
   const t1 = performance.now();
   const row = { length, ms: t1 - t0 };
   if (index === 0) row.cold_ms = t1 - started;
-  const t2 = performance.now();  // what the plugin's digests alone cost on this history
-  for (const m of messages.slice(0, length)) for (const p of m.parts) createHash("sha1").update(JSON.stringify(p)).digest("hex");
-  row.digest_ms = performance.now() - t2;
   row.changed = copy.some((m, i) => m !== undefined && JSON.stringify(m.parts) !== JSON.stringify(messages[i].parts));
   console.log(JSON.stringify(row));
 }
@@ -157,8 +153,7 @@ def main() -> int:
         print(
             f"of which plan_transform alone (same steps, in process): median {statistics.median(plans):.2f} ms; "
             f"plugin + wire + engine bookkeeping: median {statistics.median(overhead):.2f} ms, "
-            f"p99 {percentile(overhead, 0.99):.2f} ms "
-            f"(part digests alone: median {statistics.median(row['digest_ms'] for row in near_rows):.2f} ms)"
+            f"p99 {percentile(overhead, 0.99):.2f} ms"
         )
         print(f"steps whose output was compressed: {sum(row['changed'] for row in rows)} of {len(rows)}")
 

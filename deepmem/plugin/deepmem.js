@@ -274,10 +274,13 @@ function engineFor(directory) {
 
 const sha1 = (text) => createHash("sha1").update(text).digest("hex");
 
-// A settled part (a finished tool call, a finished text or reasoning part) is never
-// rewritten by OpenCode except for being marked compacted, so its full digest is computed
-// once and then recognised by this cheap fingerprint; everything else is hashed every step.
-// That keeps a step's CPU cost proportional to the new parts, not to the whole history.
+// Digests are what makes a step cheap: a settled part is never rewritten by OpenCode
+// (a finished tool call may only be marked compacted, which its fingerprint includes), so
+// its full digest is computed once and then recognised by a cheap fingerprint. Parts still
+// being written (running tools, streaming text) are hashed every step. A step's CPU cost is
+// thus proportional to the new parts, not to the whole history.
+const WRITTEN_ONCE = new Set(["step-start", "step-finish", "snapshot", "patch", "file", "agent", "compaction", "subtask"]);
+
 function settledFingerprint(part) {
   const state = part.state;
   if (state) {
@@ -285,8 +288,10 @@ function settledFingerprint(part) {
     const lengths = `${state.output?.length ?? -1}/${state.error?.length ?? -1}`;
     return `${part.type}|${state.status}|${state.time?.end}|${state.time?.compacted}|${lengths}`;
   }
-  if (part.time?.end === undefined) return null;
-  return `${part.type}|${part.time.end}|${part.text?.length ?? -1}|${part.ignored ?? ""}`;
+  if (WRITTEN_ONCE.has(part.type)) return part.type;
+  if (part.type !== "text" && part.type !== "reasoning") return null;
+  if (part.time && part.time.end === undefined) return null; // still streaming
+  return `${part.type}|${part.time?.end}|${part.text?.length ?? -1}|${part.synthetic ?? ""}|${part.ignored ?? ""}`;
 }
 
 function partDigest(cache, part) {
@@ -295,15 +300,32 @@ function partDigest(cache, part) {
   if (fingerprint !== null && known?.fingerprint === fingerprint) return known.d;
   const d = sha1(JSON.stringify(part));
   if (fingerprint === null) return d;
+  remember(cache, part.id, { fingerprint, d });
+  return d;
+}
+
+function remember(cache, key, value) {
   if (cache.size >= DIGEST_CACHE_LIMIT) cache.clear();
-  cache.set(part.id, { fingerprint, d });
+  cache.set(key, value);
+}
+
+// An assistant message with time.completed keeps its info for good (a user message's info
+// gains a `summary` later, so it is hashed every step; there are few of them).
+function messageDigest(cache, message, parts) {
+  const info = message.info;
+  const settled = info.role === "assistant" && info.time?.completed !== undefined;
+  const joined = parts.join(",");
+  const known = settled ? cache.get(info.id) : undefined;
+  if (known?.fingerprint === joined) return known.d;
+  const d = sha1(JSON.stringify(info) + "|" + joined);
+  if (settled) remember(cache, info.id, { fingerprint: joined, d });
   return d;
 }
 
 function digestMessages(cache, messages) {
   return messages.map((message) => {
     const parts = message.parts.map((part) => partDigest(cache, part));
-    return { id: message.info.id, d: sha1(JSON.stringify(message.info) + "|" + parts.join(",")), parts };
+    return { id: message.info.id, d: messageDigest(cache, message, parts), parts };
   });
 }
 
