@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,11 +183,21 @@ class Project:
         return env
 
     def opencode(self, *args: str, timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
-        """Run `opencode ARGS` in the project and wait for it (raises TimeoutExpired past timeout)."""
+        """Run `opencode ARGS` in the project and wait for it (raises TimeoutExpired past timeout).
+
+        Output goes through files, not pipes: OpenCode exits before a large output (an
+        export) has drained into a pipe, which truncates it.
+        """
         command = [str(opencode_binary()), *args]
-        return subprocess.run(
-            command, cwd=self.root, env=self.env(), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-        )
+        with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+            done = subprocess.run(
+                command, cwd=self.root, env=self.env(), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, timeout=timeout
+            )
+            stdout.seek(0)
+            stderr.seek(0)
+            return subprocess.CompletedProcess(
+                command, done.returncode, stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
+            )
 
     def run(
         self,
