@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from deepmem import __version__
-from deepmem.bridge.protocol import PROTOCOL
+from deepmem.bridge import features
+from deepmem.bridge.protocol import PROTOCOL, ProtocolError
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.sessionio import read_session
@@ -258,19 +259,61 @@ def test_system_block_is_frozen_and_skips_side_requests(tmp_path: Path) -> None:
     restarted.close()
 
 
-def test_features_answer_or_say_not_available(bridge: Bridge) -> None:
-    """Memory, checkpoints and slash commands either work or answer `not_available`."""
+def test_memory_tools_store_search_and_forget(bridge: Bridge) -> None:
     stored = bridge.request("tool", name="memory_store", args={"text": "We use orjson, never json.", "type": "decision"})
-    if "error" in stored:
-        assert stored["error"]["code"] == "not_available"
-    else:
-        found = bridge.request("tool", name="memory_search", args={"query": "orjson"})
-        assert "orjson" in found["output"]
-    command = bridge.request("command", command="checkpoint", session="s")
-    assert command.get("ok") or command["error"]["code"] == "not_available"
+    assert stored["ok"], stored
+    found = bridge.request("tool", name="memory_search", args={"query": "orjson", "k": 3})
+    assert "We use orjson, never json." in found["output"]
+    assert bridge.request("tool", name="memory_forget", args={"target": "We use orjson, never json."})["ok"]
+    after = bridge.request("tool", name="memory_search", args={"query": "orjson"})
+    assert "We use orjson, never json." not in after["output"]
     bad_args = bridge.request("tool", name="memory_search", args={"query": 5})
-    assert bad_args["error"]["code"] in ("bad_request", "not_available")
+    assert bad_args["error"]["code"] == "bad_request"
     assert bridge.request("tool", name="no_such_tool", args={})["error"]["code"] == "unknown_tool"
+
+
+def test_whisper_sticks_to_its_user_message_and_travels_once(bridge: Bridge) -> None:
+    bridge.request("tool", name="memory_store", args={"text": "The payment service retries with idempotency keys.", "type": "fact"})
+    user = {
+        "info": {"id": "msg_u1", "sessionID": "s", "role": "user"},
+        "parts": [{"id": "prt_u1", "sessionID": "s", "messageID": "msg_u1", "type": "text", "text": "How does the payment service retry?"}],
+    }
+    first = bridge.transform("s", [user])
+    appended = [edit for edit in first["edits"] if edit["key"].startswith("append:")]
+    assert len(appended) == 1 and appended[0]["message"] == "msg_u1"
+    assert "idempotency keys" in appended[0]["append"]["text"] and appended[0]["append"]["synthetic"]
+    assistant = {
+        "info": {"id": "msg_a1", "sessionID": "s", "role": "assistant"},
+        "parts": [{"id": "prt_a1", "sessionID": "s", "messageID": "msg_a1", "type": "text", "text": "Let me look."}],
+    }
+    second = bridge.transform("s", [user, assistant])
+    assert second["edits"] == [] and second["drop"] == []
+    assert bridge.applied([user, assistant])[0]["parts"][-1] == appended[0]["append"]
+
+
+def test_compacting_writes_a_checkpoint_and_answers_the_prompt(bridge: Bridge) -> None:
+    bridge.transform("ses_c", django_messages())
+    reply = bridge.request("compacting", session="ses_c")
+    assert reply["ok"] and reply["prompt"] and reply["context"], reply
+    assert reply["written"] and all(Path(path).is_file() for path in reply["written"])
+    raw = next(path for path in reply["written"] if path.endswith(".json"))
+    assert orjson.loads(Path(raw).read_bytes()) == django_messages()
+
+
+def test_slash_command_answers_one_line(bridge: Bridge) -> None:
+    bridge.transform("ses_c", django_messages())
+    reply = bridge.request("command", command="checkpoint", session="ses_c")
+    assert reply["ok"] and reply["result"] and "\n" not in reply["result"].strip()
+    assert bridge.request("command", command="nope", session="ses_c")["error"]["code"] == "not_available"
+
+
+def test_a_missing_feature_module_is_not_available_not_a_crash() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        features.feature("deepmem.no_such_feature", "run")
+    assert caught.value.code == "not_available"
+    with pytest.raises(ProtocolError):
+        features.feature("deepmem.memory.api", "no_such_function")
+    assert features.optional_feature("deepmem.no_such_feature", "run") is None
 
 
 def test_idle_event_toasts_once_and_records_stats(bridge: Bridge, tmp_path: Path) -> None:

@@ -227,10 +227,13 @@ class Engine:
         compact = features.feature(features.CHECKPOINTS, "compact")
         result = compact(self.root, session_id, state.messages) or {}
         self.save_stats(session_id)
+        if result.get("error"):
+            log.warning("checkpoint of %s: %s", session_id, result["error"])
         return {
             "prompt": result.get("prompt") or None,
             "context": [str(item) for item in result.get("context") or []],
             "written": [str(item) for item in result.get("written") or []],
+            "problem": str(result.get("error") or ""),
         }
 
     def event(self, kind: str, session_id: str) -> dict[str, Any]:
