@@ -398,7 +398,7 @@ LOGGING_SESSION = [
     edit("app_logging.py", "    handler.setFormatter(logging.Formatter(LOG_FORMAT))\n",
          "    formatter = logging.Formatter(LOG_FORMAT)\n    formatter.converter = time.gmtime\n"
          "    handler.setFormatter(formatter)\n"),
-    bash("python3 -c 'import app_logging' 2>&1"),
+    bash("python3 -c 'import app_logging; app_logging.configure(\"/tmp/a.log\")' 2>&1"),
     edit("app_logging.py", "import logging\nimport logging.handlers\n", "import logging\nimport logging.handlers\nimport time\n",
          say="Missing import."),
     bash(LOGGING_CHECK + " | tail -25"),
