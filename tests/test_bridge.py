@@ -202,6 +202,22 @@ def test_unchanged_step_sends_nothing_back(bridge: Bridge) -> None:
     assert bridge.transform_body("s", messages)["messages"] == []
 
 
+def test_a_compaction_transform_leaves_the_session_state_alone(bridge: Bridge) -> None:
+    messages = django_messages()
+    assert bridge.transform("s", messages)["ok"]
+    head = messages[:20]
+    digests = [(sha1(json.dumps(m["info"]) + "|" + ",".join(sha1(json.dumps(p)) for p in m["parts"]))) for m in head]
+    wire = [
+        {"d": d, "info": m["info"], "parts": [{"id": p["id"], "d": sha1(json.dumps(p)), "part": p} for p in m["parts"]]}
+        for m, d in zip(head, digests, strict=True)
+    ]
+    compaction = bridge.request("transform", session="s", compaction=True, messages=wire)
+    assert compaction["ok"] and compaction["edits"]
+    assert not any(edit["key"].startswith("append:") for edit in compaction["edits"])
+    again = bridge.transform("s", messages)  # incremental, against the untouched session state
+    assert again["ok"] and again["edits"] == [] and again["drop"] == []
+
+
 def test_resync_when_the_engine_lost_the_prefix(tmp_path: Path) -> None:
     messages = django_messages()
     first = Bridge(tmp_path, SMALL_BATCHES)

@@ -126,7 +126,9 @@ class Engine:
 
     def transform(self, request: Transform) -> dict[str, Any]:
         """Plan the history, and reply with only the edits the plugin does not hold yet."""
-        state = self.session(request.session)
+        # OpenCode's compaction transforms a cut-down copy of the history: it gets its own
+        # state, so the session's latest messages and held edits stay as they are.
+        state = self.session(f"{request.session}#compaction" if request.compaction else request.session)
         try:
             messages = absorb(state, request)
         except ProtocolError as exc:
