@@ -61,7 +61,7 @@ console.log(JSON.stringify({ rss_kb: rss ? Number(rss[1]) : null }));
 
 
 def build_session(folder: Path, target_tokens: int) -> list[dict]:
-    """Corpus sessions one after another (ids prefixed to stay unique) until the target size."""
+    """Corpus sessions one after another (ids prefixed to stay unique), cut at the target size."""
     messages: list[dict] = []
     tokens = 0
     for number, path in enumerate(session_paths(folder)):
@@ -74,8 +74,8 @@ def build_session(folder: Path, target_tokens: int) -> list[dict]:
             ]
             messages.append({"info": info, "parts": parts})
             tokens += sum(estimate_tokens(visible_text(part)) for part in parts)
-        if tokens >= target_tokens:
-            return messages
+            if tokens >= target_tokens:
+                return messages
     raise SystemExit(f"the corpus holds only ~{tokens:,} tokens, fewer than {target_tokens:,}")
 
 

@@ -18,6 +18,7 @@ const COMMANDS = new Set(["checkpoint", "dream", "distill"]);
 const FORWARDED_EVENTS = new Set(["session.created", "session.idle", "session.compacted", "session.deleted"]);
 const ENGINES = Symbol.for("deepmem.engines");
 const DIGEST_CACHE_LIMIT = 200000;
+const FIRST_SYSTEM_DEADLINE_MS = 3000;
 
 // ---------------------------------------------------------------------------------------
 // Settings: environment first, then the sidecar `deepmem.json` written by `deepmem init`.
@@ -491,6 +492,7 @@ export const DeepmemPlugin = async (input) => {
   const engine = engineFor(directory);
   const compacting = new Set();
   const toasted = new Set();
+  const answeredSystem = new Set();
   const hooks = {
     "experimental.chat.messages.transform": guarded(async (_input, output) => {
       const messages = output?.messages;
@@ -501,11 +503,17 @@ export const DeepmemPlugin = async (input) => {
     }),
     "experimental.chat.system.transform": guarded(async (hookInput, output) => {
       if (!hookInput?.sessionID || !Array.isArray(output?.system)) return;
+      // The block is frozen at the session's first step, so that step may wait a little
+      // longer for it: a block missing only from the first request would change the
+      // system prompt at the second one.
+      const first = !answeredSystem.has(hookInput.sessionID);
       const reply = await engine.request(
         { op: "system", session: hookInput.sessionID, system: output.system },
-        engine.settings.deadlineMs,
+        first ? Math.max(engine.settings.deadlineMs, FIRST_SYSTEM_DEADLINE_MS) : engine.settings.deadlineMs,
       );
-      if (reply?.ok) output.system.push(...reply.append);
+      if (!reply?.ok) return;
+      if (reply.append.length) answeredSystem.add(hookInput.sessionID);
+      output.system.push(...reply.append);
     }),
     "experimental.session.compacting": guarded(async (hookInput, output) => {
       compacting.add(hookInput.sessionID);
