@@ -88,3 +88,23 @@ def test_second_turn_continues_the_session_after_the_first_turns_steps(opencode_
     assert [r.step for r in second.requests if r.kind == "agent"] == [2, 3]
     user_texts = [p["text"] for m in second.session["messages"] for p in m["parts"] if p["type"] == "text"]
     assert "Second turn done." in user_texts and "turn one" in "".join(user_texts)
+
+
+def test_reported_prompt_tokens_make_opencode_compact_and_the_session_goes_on(opencode_project):
+    script = [
+        {"tool": "bash", "args": {"command": "seq 1 2000"}, "ptok": 500},
+        {"tool": "bash", "args": {"command": "echo two"}, "ptok": 11000},
+        {"tool": "bash", "args": {"command": "echo three"}, "ptok": 3000},
+        {"text": "Finished after compaction."},
+    ]
+    project = opencode_project(script, auto_compaction=True, context_limit=12000)
+    run = project.run("count", export=True)
+
+    assert run.ok, run.stderr[-3000:]
+    kinds = [r.kind for r in project.llm.requests if r.kind != "title"]
+    assert kinds == ["agent", "agent", "compaction", "agent", "agent"]
+    compaction = next(r for r in project.llm.requests if r.kind == "compaction")
+    assert "<conversation>" in compaction.text() and "seq 1 2000" in compaction.text()
+    summaries = [m for m in run.session["messages"] if m["info"].get("summary") is True]
+    assert [p["text"] for p in summaries[0]["parts"] if p["type"] == "text"] == [project.llm.summary]
+    assert project.llm.steps_played() == len(script)
