@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.e2e import harness
+
 CALC = '''"""Tiny calculator."""
 
 
@@ -108,3 +112,9 @@ def test_reported_prompt_tokens_make_opencode_compact_and_the_session_goes_on(op
     summaries = [m for m in run.session["messages"] if m["info"].get("summary") is True]
     assert [p["text"] for p in summaries[0]["parts"] if p["type"] == "text"] == [project.llm.summary]
     assert project.llm.steps_played() == len(script)
+
+
+def test_a_missing_opencode_fails_with_the_install_command(monkeypatch, tmp_path, opencode_project):
+    monkeypatch.setattr(harness, "OPENCODE_CACHE", tmp_path / "empty-cache")
+    with pytest.raises(harness.OpenCodeNotInstalled, match=r"not installed in .*empty-cache: run \.ci/run"):
+        opencode_project([{"text": "never played"}])
