@@ -387,7 +387,7 @@ function applyEdits(state, messages, digests, withAppends) {
   }
 }
 
-async function transformMessages(engine, messages, compaction) {
+async function transformMessages(engine, messages, compaction, deadlineMs = engine.settings.deadlineMs) {
   const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
   if (!sessionID) return;
   const key = compaction ? `${sessionID}#compaction` : sessionID;
@@ -395,7 +395,7 @@ async function transformMessages(engine, messages, compaction) {
   const send = () => {
     const state = engine.session(key);
     const body = buildTransform(state, sessionID, messages, digests, compaction);
-    return engine.request(body, engine.settings.deadlineMs, (reply) => {
+    return engine.request(body, deadlineMs, (reply) => {
       if (reply.error?.code === "resync") engine.sessions.delete(key);
       else mergeEdits(state, reply);
     });
@@ -404,6 +404,17 @@ async function transformMessages(engine, messages, compaction) {
   if (reply?.error?.code === "resync") await send();
   const state = engine.sessions.get(key);
   if (state) applyEdits(state, messages, digests, !compaction);
+}
+
+// Commands and compaction need the session's history in the engine. A session continued
+// in a new OpenCode process reaches them before any transform: fetch it from OpenCode.
+async function ensureHistory(engine, client, sessionID) {
+  if (!sessionID || engine.sessions.has(sessionID) || !client?.session?.messages) return;
+  const response = await client.session.messages({ path: { id: sessionID } });
+  const messages = Array.isArray(response) ? response : response?.data;
+  if (Array.isArray(messages) && messages.length) {
+    await transformMessages(engine, messages, false, engine.settings.slowDeadlineMs);
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -517,6 +528,7 @@ export const DeepmemPlugin = async (input) => {
     }),
     "experimental.session.compacting": guarded(async (hookInput, output) => {
       compacting.add(hookInput.sessionID);
+      await ensureHistory(engine, input?.client, hookInput.sessionID);
       const reply = await engine.request(
         { op: "compacting", session: hookInput.sessionID },
         engine.settings.slowDeadlineMs,
@@ -527,6 +539,7 @@ export const DeepmemPlugin = async (input) => {
     }),
     "command.execute.before": guarded(async (hookInput, output) => {
       if (!COMMANDS.has(hookInput?.command) || !Array.isArray(output?.parts)) return;
+      await ensureHistory(engine, input?.client, hookInput.sessionID);
       const reply = await engine.request(
         { op: "command", command: hookInput.command, arguments: hookInput.arguments ?? "", session: hookInput.sessionID },
         engine.settings.slowDeadlineMs,

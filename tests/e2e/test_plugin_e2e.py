@@ -153,3 +153,20 @@ def test_memory_block_is_frozen_per_session_and_kept_out_of_title_requests(openc
     assert "Releases ship from the main branch." in (project.root / ".deep-memory" / "MEMORY.md").read_text()
     titles = [request for request in project.llm.requests if request.kind == "title"]
     assert titles and all("<deep-memory>" not in request.text() for request in titles)
+
+
+def test_checkpoint_command_does_its_work_before_its_llm_turn(opencode_project) -> None:
+    script = [*reads(["alpha"]), bash("echo ok"), {"text": "Done reading."}, {"text": "Checkpoint noted."}]
+    project = installed_project(opencode_project, script)
+    first = project.run("read alpha")
+    assert first.ok, first.stderr[-3000:]
+    # The fake model resumes at the first step without answered calls (the final answer):
+    # move it on so the command's turn gets its own answer.
+    del project.llm.script[2]
+    command = project.run("before the refactor", args=("--command", "checkpoint"), continue_last=True)
+    assert command.ok, command.stderr[-3000:]
+    turn = project.llm.agent_requests()[-1]
+    last_user = [m for m in turn.messages if m.get("role") == "user"][-1]
+    text = str(last_user.get("content"))
+    assert "deepmem /checkpoint:" in text and "The command already ran." in text
+    assert (project.root / ".deep-memory" / "checkpoint.md").is_file()
