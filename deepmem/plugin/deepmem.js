@@ -124,6 +124,7 @@ function createEngine(directory, settings) {
     const exited = () => {
       if (engine.proc !== proc) return;
       engine.proc = null;
+      if (engine.status === "starting") engine.warnOnce(`the engine did not start (${cmd.join(" ")}): run \`deepmem doctor\``);
       engine.status = engine.status === "mismatch" ? "mismatch" : "stopped";
       engine.nextStartAt = Date.now() + engine.backoffMs;
       engine.backoffMs = Math.min(engine.backoffMs * 2, 30000);

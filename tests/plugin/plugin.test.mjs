@@ -157,6 +157,26 @@ function fakeEngine(project, script) {
   return path;
 }
 
+test("an engine that cannot start is reported once and nothing is touched", async () => {
+  const errors = [];
+  const original = console.error;
+  console.error = (...args) => errors.push(args.join(" "));
+  try {
+    const { hooks } = await startPlugin({}, { python: "/nonexistent/python" });
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await transform(hooks, messages), messages);
+      const system = { system: ["You are opencode"] };
+      await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, system);
+      assert.deepEqual(system.system, ["You are opencode"]);
+      await sleep(600);
+    }
+  } finally {
+    console.error = original;
+  }
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /did not start.*deepmem doctor/);
+});
+
 test("a version mismatch is reported once and the plugin stays out of the way", async () => {
   const { project } = makeProject();
   const reply = JSON.stringify({ id: 1, error: { code: "version_mismatch", message: "plugin 0.1.0 ≠ engine 9.9.9" } });
