@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import orjson
 import xxhash
 
@@ -29,6 +28,7 @@ from deepmem.bridge.protocol import (
     Transform,
 )
 from deepmem.bridge.session import SessionState, absorb, forget_held
+from deepmem.bridge.tools import run_tool
 from deepmem.ccr import CCRStore
 from deepmem.commands.expand import line_range
 from deepmem.config import load_settings, memory_dir
@@ -44,28 +44,6 @@ SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agen
 injected into those requests."""
 
 STABLE_BLOCK_FILE = "stable-block.md"
-
-
-class SearchArgs(msgspec.Struct):
-    query: str
-    k: int = 5
-    scope: str = "all"
-
-
-class StoreArgs(msgspec.Struct):
-    text: str
-    type: str = "note"
-    scope: str = "project"
-
-
-class ForgetArgs(msgspec.Struct):
-    target: str
-    scope: str = "project"
-
-
-class ExpandArgs(msgspec.Struct):
-    key: str
-    lines: str = ""
 
 
 class Engine:
@@ -153,7 +131,7 @@ class Engine:
             wanted.update(state.appends)
             wanted.update(self.tail_edits(request.session, plan, messages))
         state.saved = plan_totals(plan)
-        edits, drop = diff_held(state, wanted, keep_appends=request.compaction)
+        edits, drop = diff_held(state, wanted)
         return {
             "edits": edits,
             "drop": drop,
@@ -259,26 +237,7 @@ class Engine:
 
     def tool(self, name: str, args: dict[str, Any]) -> str:
         """Run one plugin tool and return the text the model receives."""
-        try:
-            match name:
-                case "memory_search":
-                    a = msgspec.convert(args, SearchArgs)
-                    hits = features.feature(features.MEMORY, "search")(self.root, a.query, k=a.k, scope=a.scope)
-                    return str(features.feature(features.MEMORY, "format_hits")(hits))
-                case "memory_store":
-                    a = msgspec.convert(args, StoreArgs)
-                    stored = features.feature(features.MEMORY, "store")(self.root, a.text, type=a.type, scope=a.scope)
-                    return describe(stored)
-                case "memory_forget":
-                    a = msgspec.convert(args, ForgetArgs)
-                    gone = features.feature(features.MEMORY, "forget")(self.root, a.target, scope=a.scope, yes=True)
-                    return describe(gone)
-                case "deep_expand":
-                    a = msgspec.convert(args, ExpandArgs)
-                    return self.expand(a.key, a.lines)
-        except msgspec.ValidationError as exc:
-            raise ProtocolError("bad_request", f"{name}: {exc}") from None
-        raise ProtocolError("unknown_tool", f"unknown tool {name!r}")
+        return run_tool(self.root, name, args, self.expand)
 
     def command(self, command: str, arguments: str, session_id: str) -> dict[str, Any]:
         """Run a slash command's work; the model then gets its one-line result."""
@@ -326,9 +285,7 @@ def append_edit(session_id: str, message_id: str, part: dict[str, Any]) -> dict[
     return {"key": f"append:{part.get('id')}", "message": message_id, "append": part}
 
 
-def diff_held(
-    state: SessionState, wanted: dict[str, dict[str, Any]], keep_appends: bool
-) -> tuple[list[dict[str, Any]], list[str]]:
+def diff_held(state: SessionState, wanted: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
     """Edits the plugin lacks or holds in another version, and keys it must drop."""
     edits = []
     for key, edit in wanted.items():
@@ -336,11 +293,7 @@ def diff_held(
         if state.held.get(key) != digest:
             state.held[key] = digest
             edits.append(edit)
-    drop = [
-        key
-        for key in state.held
-        if key not in wanted and not (keep_appends and key.startswith("append:"))
-    ]
+    drop = [key for key in state.held if key not in wanted]
     for key in drop:
         del state.held[key]
     return edits, drop
@@ -372,10 +325,3 @@ def toast_text(saved: dict[str, int]) -> str:
         f"deepmem: {before - after:,} tokens saved ({percent:.0f}%) · "
         f"{saved.get('compressed', 0)} parts compressed, all restorable with deep_expand"
     )
-
-
-def describe(result: Any) -> str:
-    """A memory API answer as one line of text for the model."""
-    if isinstance(result, str):
-        return result
-    return orjson.dumps(result, default=str).decode()
