@@ -216,6 +216,7 @@ def test_a_compaction_transform_leaves_the_session_state_alone(bridge: Bridge) -
     assert not any(edit["key"].startswith("append:") for edit in compaction["edits"])
     again = bridge.transform("s", messages)  # incremental, against the untouched session state
     assert again["ok"] and again["edits"] == [] and again["drop"] == []
+    assert set(bridge.request("stats")["sessions"]) == {"s"}
 
 
 def test_resync_when_the_engine_lost_the_prefix(tmp_path: Path) -> None:

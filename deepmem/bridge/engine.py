@@ -130,7 +130,7 @@ class Engine:
             self.add_whisper(state, request.session, messages)
             wanted.update(state.appends)
             wanted.update(self.tail_edits(request.session, plan, messages))
-        state.saved = plan_totals(plan)
+            state.saved = plan_totals(plan)
         edits, drop = diff_held(state, wanted)
         return {
             "edits": edits,
@@ -256,7 +256,7 @@ class Engine:
     def stats(self, session_id: str) -> dict[str, dict[str, int]]:
         """Saved totals per session (one session when named)."""
         chosen = [session_id] if session_id else list(self.sessions)
-        return {sid: dict(self.sessions[sid].saved) for sid in chosen if sid in self.sessions}
+        return {sid: dict(self.sessions[sid].saved) for sid in chosen if sid in self.sessions and self.sessions[sid].saved}
 
     # persistence ---------------------------------------------------------------------------
 
