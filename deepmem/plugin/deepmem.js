@@ -123,13 +123,8 @@ function createEngine(directory, settings) {
     let proc;
     const exited = () => {
       if (engine.proc !== proc) return;
-      engine.proc = null;
       if (engine.status === "starting") engine.warnOnce(`the engine did not start (${cmd.join(" ")}): run \`deepmem doctor\``);
-      engine.status = engine.status === "mismatch" ? "mismatch" : "stopped";
-      engine.nextStartAt = Date.now() + engine.backoffMs;
-      engine.backoffMs = Math.min(engine.backoffMs * 2, 30000);
-      for (const entry of engine.pending.values()) entry.finish(null);
-      engine.pending.clear();
+      engine.stop();
     };
     try {
       proc = spawnProcess(cmd, directory, settings.env, (line) => engine.receive(line), exited);
@@ -160,12 +155,23 @@ function createEngine(directory, settings) {
     console.error(`deepmem: ${message}`);
   };
 
+  // Forget the process (killing it if it still runs); the next start waits out a backoff
+  // that doubles up to 30 s and resets once an engine answers the handshake.
   engine.stop = () => {
     const proc = engine.proc;
     engine.proc = null;
+    if (engine.status !== "mismatch") engine.status = "stopped";
+    engine.nextStartAt = Date.now() + engine.backoffMs;
+    engine.backoffMs = Math.min(engine.backoffMs * 2, 30000);
     for (const entry of engine.pending.values()) entry.finish(null);
     engine.pending.clear();
-    if (proc) proc.kill();
+    if (proc) {
+      try {
+        proc.kill();
+      } catch {
+        // already gone
+      }
+    }
   };
 
   engine.receive = (line) => {
