@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 
@@ -84,6 +85,30 @@ def test_appending_in_place_gives_the_bytes_of_a_full_render(root):
     for n, kind in enumerate(["decision", "fact", "decision", "gotcha", "fact", "decision"]):
         api.store(root, f"Entry {n} about subsystem s{n * 31} and its owner o{n * 17}", kind)
     assert memory_md(root) == render_markdown(api.entries(root, "project"))
+    assert api.entries(root, "project") == parse_markdown(memory_md(root)).entries
+
+
+def test_store_after_a_hand_reordered_file_matches_a_fresh_read(root):
+    api.store(root, "Use PostgreSQL 16 for the main database.", "decision")
+    api.store(root, "The staging host is called atlas", "fact")
+    path = root / ".deep-memory" / "MEMORY.md"
+    head, decisions, facts = path.read_text().split("\n\n## ")
+    path.write_text(f"{head}\n\n## {facts.rstrip()}\n\n## {decisions.rstrip()}\n")
+    api.store(root, "Deploys run from the release branch only", "decision")
+    api.store(root, "The cache lives in redis on port 6380", "fact")
+    assert api.entries(root, "project") == parse_markdown(memory_md(root)).entries
+    assert [entry.type for entry in api.entries(root, "project")] == ["decision", "decision", "fact", "fact"]
+
+
+def test_store_keeps_a_same_size_hand_edit_that_kept_the_timestamp(root):
+    api.store(root, "The staging host is called atlas", "fact")
+    path = root / ".deep-memory" / "MEMORY.md"
+    before = path.stat()
+    path.write_text(path.read_text().replace("atlas", "delta"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    api.store(root, "Deploys run from the release branch only", "decision")
+    texts = memory_md(root)
+    assert "called delta" in texts and "atlas" not in texts and "release branch" in texts
 
 
 def test_exact_duplicate_after_normalisation_is_refused(root):

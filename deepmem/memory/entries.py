@@ -165,14 +165,32 @@ def render_entry(entry: Entry) -> str:
     return "\n".join([f"- [{entry.id}] ({entry.time}) {first}", *(f"  {line}" for line in rest)])
 
 
-def render_markdown(entries: list[Entry], problems: list[Problem] = (), title: str = TITLE) -> str:  # type: ignore[assignment]
-    """MEMORY.md text: entries grouped by type in a fixed order; unreadable lines kept at the end."""
-    blocks = [title, HELP]
-    groups: dict[str, list[str]] = {kind: [] for kind in TYPES}
+def _blocks(entries: list[Entry], problems: list[Problem], title: str) -> list[tuple[EntryType | None, str]]:
+    """The blocks of a memory file, each with the entry type of its section (None for the others)."""
+    blocks: list[tuple[EntryType | None, str]] = [(None, title), (None, HELP)]
+    groups: dict[EntryType, list[str]] = {kind: [] for kind in TYPES}
     for entry in entries:
         groups[entry.type].append(render_entry(entry))
-    blocks.extend(f"## {HEADINGS[kind]}\n\n" + "\n".join(lines) for kind, lines in groups.items() if lines)
+    blocks.extend((kind, f"## {HEADINGS[kind]}\n\n" + "\n".join(lines)) for kind, lines in groups.items() if lines)
     kept = [problem.text for problem in problems if problem.text.strip() != UNPARSED_HEADING]
     if kept:
-        blocks.append(UNPARSED_HEADING + "\n\n" + "\n".join(kept))
-    return "\n\n".join(blocks) + "\n"
+        blocks.append((None, UNPARSED_HEADING + "\n\n" + "\n".join(kept)))
+    return blocks
+
+
+def render_markdown(entries: list[Entry], problems: list[Problem] = (), title: str = TITLE) -> str:  # type: ignore[assignment]
+    """MEMORY.md text: entries grouped by type in a fixed order; unreadable lines kept at the end."""
+    return "\n\n".join(block for _, block in _blocks(entries, problems, title)) + "\n"
+
+
+def render_with_ends(entries: list[Entry], problems: list[Problem], title: str) -> tuple[bytes, dict[EntryType, int]]:
+    """The rendered file as UTF-8 and, per type section, the byte offset just after its last entry."""
+    parts, ends, offset = [], {}, 0
+    for kind, block in _blocks(entries, problems, title):
+        raw = block.encode("utf-8")
+        offset += len(raw)
+        if kind is not None:
+            ends[kind] = offset
+        parts.append(raw)
+        offset += 2
+    return b"\n\n".join(parts) + b"\n", ends

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,6 @@ import xxhash
 
 from deepmem.config import memory_dir
 from deepmem.memory.entries import (
-    HEADINGS,
     TITLE,
     TYPES,
     Entry,
@@ -23,6 +23,7 @@ from deepmem.memory.entries import (
     parse_markdown,
     render_entry,
     render_markdown,
+    render_with_ends,
 )
 from deepmem.sessionio import atomic_write
 from deepmem.types import InputError
@@ -70,7 +71,11 @@ def locked(folder: Path) -> Iterator[None]:
 
 
 class MemoryFile(msgspec.Struct):
-    """A parsed memory file with its content hash and lookup tables."""
+    """A parsed memory file with its bytes, content hash and lookup tables.
+
+    `slots` holds, when the file is exactly the canonical render of its entries, where each
+    type section ends: (byte offset, entry index). A new entry can then be inserted in place.
+    """
 
     path: Path
     scope: str
@@ -78,15 +83,14 @@ class MemoryFile(msgspec.Struct):
     entries: list[Entry]
     problems: list[Problem]
     stat: tuple[int, int, int] = (0, 0, 0)
+    data: bytes = b""
     by_id: dict[str, Entry] = {}
     by_text: dict[str, str] = {}
-
-    text: str = ""
+    slots: dict[str, tuple[int, int]] | None = None
 
     def __post_init__(self) -> None:
-        if len(self.by_id) != len(self.entries):
-            self.by_id = {entry.id: entry for entry in self.entries}
-            self.by_text = {normalise(entry.text): entry.id for entry in self.entries}
+        self.by_id = {entry.id: entry for entry in self.entries}
+        self.by_text = {normalise(entry.text): entry.id for entry in self.entries}
 
 
 _cache: dict[Path, MemoryFile] = {}
@@ -98,6 +102,10 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
     except FileNotFoundError:
         return (0, 0, 0)
     return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def _title(path: Path) -> str:
+    return NOTES_TITLE if path.name == "notes.md" else TITLE
 
 
 def read_memory_file(path: Path, scope: str, verify: bool = False) -> MemoryFile:
@@ -118,52 +126,72 @@ def read_memory_file(path: Path, scope: str, verify: bool = False) -> MemoryFile
     if cached is not None and cached.digest == digest:
         cached.stat = stat
         return cached
-    text = data.decode("utf-8", errors="replace")
-    parsed = parse_markdown(text, scope)
+    parsed = parse_markdown(data.decode("utf-8", errors="replace"), scope)
     for problem in parsed.problems:
         log.warning("%s:%d: %s, skipped: %s", path, problem.line, problem.reason, problem.text.strip()[:80])
-    state = MemoryFile(path, scope, digest, parsed.entries, parsed.problems, stat, text=text)
+    state = MemoryFile(path, scope, digest, parsed.entries, parsed.problems, stat, data)
     _cache[path] = state
     return state
 
 
-def _appended_text(state: MemoryFile, entry: Entry) -> str | None:
-    """The file text with one entry added at the end of its section (same bytes as a full render)."""
-    heading = f"\n## {HEADINGS[entry.type]}\n\n"
-    start = state.text.find(heading)
-    if start < 0 or state.problems or not state.text.endswith("\n"):
-        return None
-    end = state.text.find("\n\n## ", start + len(heading))
-    end = len(state.text) - 1 if end < 0 else end
-    return state.text[:end] + "\n" + render_entry(entry) + state.text[end:]
+def _slots(state: MemoryFile) -> dict[str, tuple[int, int]]:
+    """Where each type section ends, or nothing when the file is not in canonical form."""
+    if state.slots is None:
+        state.slots = {}
+        if not state.problems:
+            data, ends = render_with_ends(state.entries, [], _title(state.path))
+            if data == state.data:
+                counts = Counter(entry.type for entry in state.entries)
+                index = 0
+                for kind in TYPES:
+                    index += counts[kind]
+                    if kind in ends:
+                        state.slots[kind] = (ends[kind], index)
+    return state.slots
 
 
-def write_memory_file(state: MemoryFile, entries: list[Entry], appended: Entry | None = None) -> MemoryFile:
-    """Atomically replace the file with the entries grouped by type; unreadable lines are kept.
-
-    With `appended` (a new entry, also last in `entries`), its line is inserted in place.
-    """
-    title = NOTES_TITLE if state.path.name == "notes.md" else TITLE
-    text = _appended_text(state, appended) if appended is not None else None
-    by_id, by_text = {}, {}
-    if text is not None:
-        rank = TYPES.index(appended.type)
-        position = sum(1 for entry in state.entries if TYPES.index(entry.type) <= rank)
-        entries = [*state.entries[:position], appended, *state.entries[position:]]
-        by_id = {**state.by_id, appended.id: appended}
-        by_text = {**state.by_text, normalise(appended.text): appended.id}
-    else:
-        entries = sorted(entries, key=lambda entry: TYPES.index(entry.type))
-        text = render_markdown(entries, state.problems, title)
-    data = text.encode("utf-8")
+def _replace(path: Path, data: bytes) -> tuple[int, int, int]:
+    """Atomically replace a file's bytes, keeping its permissions; returns its new stat key."""
     try:
-        mode = state.path.stat().st_mode & 0o777 if state.path.exists() else 0o644
-        atomic_write(state.path, data)
-        state.path.chmod(mode)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o644
+        atomic_write(path, data)
+        path.chmod(mode)
     except OSError as exc:
-        raise InputError(f"{state.path}: cannot write: {exc.strerror or exc}") from None
-    digest = xxhash.xxh3_128_hexdigest(data)
-    fresh = MemoryFile(state.path, state.scope, digest, entries, state.problems, _stat_key(state.path),
-                       by_id, by_text, text)
+        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return _stat_key(path)
+
+
+def write_memory_file(state: MemoryFile, entries: list[Entry]) -> MemoryFile:
+    """Atomically replace the file with the entries grouped by type; unreadable lines are kept."""
+    entries = sorted(entries, key=lambda entry: TYPES.index(entry.type))
+    data = render_markdown(entries, state.problems, _title(state.path)).encode("utf-8")
+    stat = _replace(state.path, data)
+    fresh = MemoryFile(state.path, state.scope, xxhash.xxh3_128_hexdigest(data), entries, state.problems, stat, data)
     _cache[state.path] = fresh
     return fresh
+
+
+def append_entry(state: MemoryFile, entry: Entry) -> MemoryFile:
+    """Add a new entry at the end of its section: in place (same bytes as a full render), else by a rewrite.
+
+    The in-place path copies no tables: the cached state is updated after the write succeeded.
+    """
+    slot = _slots(state).get(entry.type)
+    if slot is None:
+        return write_memory_file(state, [*state.entries, entry])
+    end, index = slot
+    line = ("\n" + render_entry(entry)).encode("utf-8")
+    view = memoryview(state.data)
+    data = b"".join((view[:end], line, view[end:]))
+    state.stat = _replace(state.path, data)
+    state.data, state.digest = data, xxhash.xxh3_128_hexdigest(data)
+    state.entries.insert(index, entry)
+    state.by_id[entry.id] = entry
+    state.by_text[normalise(entry.text)] = entry.id
+    for kind in TYPES[TYPES.index(entry.type):]:
+        if kind in state.slots:
+            state.slots[kind] = (state.slots[kind][0] + len(line), state.slots[kind][1] + 1)
+    return state

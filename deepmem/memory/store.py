@@ -10,7 +10,14 @@ from pathlib import Path
 import msgspec
 
 from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
-from deepmem.memory.files import MemoryFile, locked, read_memory_file, scope_dir, write_memory_file
+from deepmem.memory.files import (
+    MemoryFile,
+    append_entry,
+    locked,
+    read_memory_file,
+    scope_dir,
+    write_memory_file,
+)
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.types import InputError
 
@@ -103,22 +110,21 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
         dedup = _dedup_index(state)
         tokens = frozenset(cached_tokens(text))
         near = dedup.nearest(tokens)
-        entries = list(state.entries)
         stamp = check_time(time) if time is not None else now_text()
         if near is not None:
             existing = state.by_id[near[0]]
             if not tokens > dedup.sets[existing.id]:
                 return Outcome("refused", existing, f"near-duplicate ({near[1]:.2f}) of {_brief(existing)}")
             entry = Entry(existing.id, kind, text, stamp, scope)
-            entries[entries.index(existing)] = entry
+            state = write_memory_file(state, [entry if old.id == existing.id else old for old in state.entries])
             dedup.remove(existing.id)
             status, message = "merged", f"merged into {_brief(existing)} (the new text adds to it)"
         else:
             entry = Entry(new_id(text, state.by_id), kind, text, stamp, scope)
-            entries.append(entry)
+            state = append_entry(state, entry)
             status, message = "stored", f"stored as [{entry.id}]"
         dedup.add(entry)
-        dedup.digest = write_memory_file(state, entries, entry if status == "stored" else None).digest
+        dedup.digest = state.digest
     return Outcome(status, entry, message)
 
 
@@ -176,5 +182,5 @@ def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | N
         label = check_time(" ".join(source.split())[:40] or "auto")
         stamp = f"{check_time(time) if time is not None else now_text()} · {label}"
         note = Entry(new_id(text, state.by_id), "note", text, stamp, "project")
-        write_memory_file(state, [*state.entries, note], note)
+        append_entry(state, note)
     return note
