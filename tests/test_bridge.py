@@ -20,6 +20,7 @@ import pytest
 from deepmem import __version__
 from deepmem.bridge import features
 from deepmem.bridge.protocol import PROTOCOL, ProtocolError
+from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.sessionio import read_session
@@ -315,6 +316,18 @@ def test_compacting_writes_a_checkpoint_and_answers_the_prompt(bridge: Bridge) -
     assert reply["written"] and all(Path(path).is_file() for path in reply["written"])
     raw = next(path for path in reply["written"] if path.endswith(".json"))
     assert orjson.loads(Path(raw).read_bytes()) == django_messages()
+
+
+def test_a_new_session_resumes_from_the_latest_checkpoint(bridge: Bridge) -> None:
+    bridge.transform("ses_old", django_messages())
+    assert bridge.request("compacting", session="ses_old")["written"]
+    assert bridge.request("event", type="session.created", session="ses_new")["ok"]
+    block = bridge.request("system", session="ses_new", system=["You are opencode"])["append"]
+    assert len(block) == 1 and RESUME_CLOSE in block[0] and "django" in block[0].lower()
+    # An old session continued by a new engine is not new: it gets no resume block.
+    bridge.transform("ses_later", django_messages())
+    later = bridge.request("system", session="ses_later", system=["You are opencode"])["append"]
+    assert not any(RESUME_CLOSE in piece for piece in later)
 
 
 def test_slash_command_answers_one_line(bridge: Bridge) -> None:
