@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,20 @@ class Engine:
         self.stored_keys: set[str] = set()
         self.sessions: dict[str, SessionState] = {}
         self.stopping = False
+        self.memory_lock = threading.Lock()
+        """Serialises memory calls with the warm-up thread (the search model loads once)."""
+
+    def warm_up_memory(self) -> None:
+        """Load the memory search (tokenizer, embedding model) ahead of the first whisper.
+
+        Runs in a background thread at start-up, and costs nothing when the project has no
+        memories; the first whisper of a session then waits at most for what is left.
+        """
+        try:
+            with self.memory_lock:
+                features.optional_feature(features.MEMORY, "whisper", self.root, "warm up")
+        except Exception:  # noqa: BLE001 — a failed warm-up only means a slower first whisper
+            log.warning("memory warm-up failed", exc_info=True)
 
     def handle(self, request: AnyRequest) -> dict[str, Any]:
         """Answer one decoded request (the reply body without `id`/`ok`)."""
@@ -159,7 +174,8 @@ class Engine:
         query = "\n".join(part["text"] for part in last["parts"] if is_user_typed(last, part))
         if not query.strip():
             return
-        text = features.optional_feature(features.MEMORY, "whisper", self.root, query)
+        with self.memory_lock:
+            text = features.optional_feature(features.MEMORY, "whisper", self.root, query)
         if text:
             part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
             edit = append_edit(session_id, message_id, part)
@@ -194,7 +210,8 @@ class Engine:
         if path.is_file():
             state.stable_block = path.read_text(encoding="utf-8")
             return state.stable_block
-        pieces = [features.optional_feature(features.MEMORY, "stable_block", self.root)]
+        with self.memory_lock:
+            pieces = [features.optional_feature(features.MEMORY, "stable_block", self.root)]
         if state.created or not any(m["info"].get("role") == "assistant" for m in state.messages):
             pieces.append(features.optional_feature(features.CHECKPOINTS, "resume_block", self.root))
         state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
@@ -237,7 +254,8 @@ class Engine:
 
     def tool(self, name: str, args: dict[str, Any]) -> str:
         """Run one plugin tool and return the text the model receives."""
-        return run_tool(self.root, name, args, self.expand)
+        with self.memory_lock:
+            return run_tool(self.root, name, args, self.expand)
 
     def command(self, command: str, arguments: str, session_id: str) -> dict[str, Any]:
         """Run a slash command's work; the model then gets its one-line result."""

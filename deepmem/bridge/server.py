@@ -92,6 +92,7 @@ def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BY
     """Answer requests until EOF or `shutdown`."""
     engine = Engine(root)
     log.info("engine started in %s (pid %d)", os.path.abspath(root), os.getpid())
+    threading.Thread(target=engine.warm_up_memory, daemon=True, name="memory-warm-up").start()
     while not engine.stopping:
         try:
             line = read_line(stdin, limit)
