@@ -170,3 +170,28 @@ def test_checkpoint_command_does_its_work_before_its_llm_turn(opencode_project) 
     text = str(last_user.get("content"))
     assert "deepmem /checkpoint:" in text and "The command already ran." in text
     assert (project.root / ".deep-memory" / "checkpoint.md").is_file()
+
+
+def test_compaction_writes_a_checkpoint_and_gets_no_memory_block(opencode_project) -> None:
+    script = [
+        *reads(["alpha", "beta"]),
+        {"tool": "bash", "args": {"command": "echo two", "description": "Run a command"}, "ptok": 11000},
+        bash("echo three"),
+        {"text": "Finished after compaction."},
+    ]
+    project = opencode_project(script, files=FILES, env=ENGINE_ENV, auto_compaction=True, context_limit=12000)
+    done = subprocess.run(
+        [sys.executable, "-m", "deepmem", "init", "--root", str(project.root)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    run = project.run("read alpha and beta")
+    assert run.ok, run.stderr[-3000:]
+    compactions = [r for r in project.llm.requests if r.kind == "compaction"]
+    assert len(compactions) == 1
+    summary = compactions[0]
+    assert all("<deep-memory>" in r.text() for r in project.llm.agent_requests())
+    assert "<deep-memory" not in summary.text()  # no stable block, whisper or nudge in it
+    checkpoint = (project.root / ".deep-memory" / "checkpoint.md").read_text(encoding="utf-8")
+    assert '"read alpha and beta"' in checkpoint  # written from the session's own history
+    assert "## Task overview" in summary.text()  # deepmem's structured prompt replaced OpenCode's
+    assert project.llm.steps_played() == len(script)
