@@ -239,6 +239,7 @@ class Engine:
             return {}
         if kind == "session.deleted":
             self.sessions.pop(session_id, None)
+            self.sessions.pop(f"{session_id}#compaction", None)
             return {}
         state = self.session(session_id)
         if kind == "session.created":

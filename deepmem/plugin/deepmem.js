@@ -560,6 +560,10 @@ export const DeepmemPlugin = async (input) => {
     event: guarded(async ({ event }) => {
       if (!FORWARDED_EVENTS.has(event?.type)) return;
       const session = eventSession(event);
+      if (event.type === "session.deleted") {
+        engine.sessions.delete(session);
+        engine.sessions.delete(`${session}#compaction`);
+      }
       const reply = await engine.request({ op: "event", type: event.type, session }, engine.settings.slowDeadlineMs);
       if (reply?.toast && !toasted.has(session)) {
         toasted.add(session);

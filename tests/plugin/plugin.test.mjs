@@ -104,6 +104,14 @@ test("the idle event shows one toast per session with what was saved", async () 
   assert.match(toasts[0], /tokens saved/);
 });
 
+test("a deleted session is forgotten: its next history is sent in full and compressed again", async () => {
+  const { hooks, project } = await startPlugin();
+  const expected = cliCompressed(messages, project);
+  assert.deepEqual(await transform(hooks, messages), expected);
+  await hooks.event({ event: { type: "session.deleted", properties: { info: { id: sessionID } } } });
+  assert.deepEqual(await transform(hooks, messages), expected);
+});
+
 test("tools: deep_expand restores an original, memory tools answer", { skip: !HAS_PLUGIN_PACKAGE && "needs `npm install` of @opencode-ai/plugin into .cache/opencode (done by .ci/run)" }, async () => {
   const { hooks } = await startPlugin();
   assert.deepEqual(Object.keys(hooks.tool).sort(), ["deep_expand", "memory_forget", "memory_search", "memory_store"]);
