@@ -10,11 +10,16 @@ import sys
 import numpy as np
 import pytest
 
-from deepmem.memory import api
-from deepmem.memory.embed import DEFAULT_MODEL, encode
+from deepmem.memory import api, vectors
+from deepmem.memory.embed import DEFAULT_MODEL, encode, model_name
 from deepmem.memory.entries import parse_markdown, render_markdown
+from deepmem.memory.files import read_memory_file
+from deepmem.memory.index import SearchIndex
 from deepmem.memory.inject import STABLE_BUDGET_TOKENS, TOOL_HINT
+from deepmem.memory.search import rank
+from deepmem.memory.store import memory_path
 from deepmem.memory.tokenize import tokenize
+from deepmem.memory.vectors import VectorTable
 from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError
 
@@ -301,6 +306,50 @@ def test_cold_import_loads_no_search_libraries():
     code = "import sys, deepmem.memory.api; print(sorted({'jieba','model2vec','numpy','rank_bm25'} & set(sys.modules)))"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+def clustered_rows(count=3_000, groups=40, seed=5):
+    """Unit rows drawn around `groups` directions, like embeddings of related texts."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(groups, 64))
+    rows = centres[rng.integers(0, groups, count)] + 1.5 * rng.normal(size=(count, 64))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_similarity_moments_are_exact_without_scoring_every_row():
+    rows = clustered_rows()
+    table = VectorTable(rows)
+    query = rows[7]
+    mean, deviation = table.moments(query)
+    assert mean == pytest.approx(float((rows @ query).mean()), abs=1e-5)
+    assert deviation == pytest.approx(float((rows @ query).std()), abs=1e-5)
+
+
+def test_clustered_shortlist_scores_a_share_of_the_rows_and_finds_the_nearest(monkeypatch):
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 1_000)
+    rows = clustered_rows()
+    table = VectorTable(rows)
+    assert table.centroids is not None
+    np.testing.assert_allclose(table.everything(rows[11]), rows @ rows[11], atol=1e-5)
+    found = 0
+    for probe in range(0, 3_000, 60):
+        docs, sims = table.shortlist(rows[probe])
+        assert len(docs) < len(rows) / 2 and len(set(docs.tolist())) == len(docs)
+        np.testing.assert_allclose(sims, rows[docs] @ rows[probe], atol=1e-5)
+        exact_top = set(np.argsort(-(rows @ rows[probe]))[:10].tolist())
+        found += len(exact_top & set(docs[np.argsort(-sims)[:10]].tolist()))
+    assert found / (50 * 10) >= 0.95
+
+
+def test_clustered_search_ranks_like_the_exact_one(root, mixed_store, monkeypatch):
+    files = [read_memory_file(memory_path(root, "project"), "project")]
+    index = SearchIndex(files, model_name(root))
+    queries = ["会话缓存用的是什么", "getUserName 缓存多久", "where do coverage reports go", "React frontend"]
+    exact = [[hit.entry.id for hit in rank(index, query, 3)] for query in queries]
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 0)
+    index.vectors = VectorTable(index.vectors.rows)
+    assert index.vectors.centroids is not None
+    assert [[hit.entry.id for hit in rank(index, query, 3)][0] for query in queries] == [ids[0] for ids in exact]
 
 
 def test_index_cache_is_written_and_reused(root, mixed_store):

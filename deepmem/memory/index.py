@@ -20,6 +20,7 @@ from deepmem.memory.embed import encode
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest
+from deepmem.memory.vectors import VectorTable
 from deepmem.sessionio import atomic_write
 
 INDEX_VERSION = "1"
@@ -158,7 +159,7 @@ class SearchIndex:
             self.bm25.doc_len = np.asarray(self.bm25.doc_len)
             self.bm25.idf = lucene_idf(len(self.tokens), postings)
         parts = [entry_vectors(state, model) for state in files if state.entries]
-        self.vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = VectorTable(np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32))
 
 
 _indexes: dict[tuple[str, tuple[tuple[str, str], ...]], SearchIndex] = {}

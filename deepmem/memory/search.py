@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 import numpy as np
 
@@ -14,7 +16,7 @@ from deepmem.types import InputError
 CANDIDATE_CAP = 4_000
 """BM25 scores at most about this many entries: postings are added rarest term first."""
 BM25_WEIGHT = 0.4
-"""Share of the BM25 score (over the best one) in the fused score; the rest is the spread similarity."""
+"""Weight of the BM25 z-score in the fused score; the similarity z-score has the rest."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -75,12 +77,11 @@ def term_scores(index: SearchIndex, terms: list[str], position: int) -> dict[str
     }
 
 
-def spread(similarity: np.ndarray) -> np.ndarray:
-    """Cosine similarities rescaled to 0..1 between the worst and best entry (clipped when all equal)."""
-    low, high = float(similarity.min()), float(similarity.max())
-    if high - low < 1e-9:
-        return np.clip(similarity, 0.0, None)
-    return (similarity - low) / (high - low)
+def standardised(scores: np.ndarray, mean: float, deviation: float) -> np.ndarray:
+    """Scores as z-scores over the whole store (all zero when every entry scores the same)."""
+    if deviation < 1e-9:
+        return np.zeros_like(scores, dtype=np.float64)
+    return (scores - mean) / deviation
 
 
 def _ranks(scores: np.ndarray, order: np.ndarray, positions: np.ndarray) -> list[int | None]:
@@ -89,40 +90,62 @@ def _ranks(scores: np.ndarray, order: np.ndarray, positions: np.ndarray) -> list
     return [where.get(int(doc)) if scores[doc] > 0 else None for doc in positions]
 
 
+def best(fused: np.ndarray, docs: np.ndarray, allowed: np.ndarray, k: int) -> np.ndarray:
+    """Slots of the k highest fused scores among `allowed`, ties broken by entry order."""
+    if len(allowed) > k:
+        cutoff = np.partition(fused[allowed], len(allowed) - k)[len(allowed) - k]
+        allowed = allowed[fused[allowed] >= cutoff]
+    return allowed[np.lexsort((docs[allowed], -fused[allowed]))][:k]
+
+
 def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_WEIGHT,
          explain: bool = False) -> list[Hit]:
-    """The top k entries for a query by fused score (ties broken by entry order)."""
+    """The top k entries by fused score (ties broken by entry order).
+
+    The fusion adds the z-scores of BM25 and of cosine similarity, each taken over the
+    whole store. Only BM25's candidates and the embedding shortlist are scored: any other
+    entry has no BM25 score and a lower similarity than the shortlist's entries.
+    """
     query = check_query(query)
     count = len(index.entries)
     if count == 0 or k <= 0:
         return []
     terms = list(dict.fromkeys(tokenize(query)))
     lexical = bm25_scores(index, terms)
-    top_lexical = float(lexical.max()) if count else 0.0
-    lexical_norm = lexical / top_lexical if top_lexical > 0 else lexical
-    similarity = index.vectors @ encode(index.model, [query])[0]
-    semantic = spread(similarity)
-    fused = bm25_weight * lexical_norm + (1.0 - bm25_weight) * semantic
-    depth = min(k, count)
-    top = np.argpartition(-fused, depth - 1)[:depth]
-    top = top[np.lexsort((top, -fused[top]))]
-    top = top[fused[top] > 0]
-    bm25_order = sim_order = np.zeros(0, dtype=np.int64)
+    vector = encode(index.model, [query])[0]
+    docs, similarity = index.vectors.shortlist(vector)
+    if docs is None:
+        docs = np.arange(count)
+    else:
+        scored = np.zeros(count, dtype=bool)
+        scored[docs] = True
+        matching = np.flatnonzero(lexical)
+        extra = matching[~scored[matching]]
+        docs = np.concatenate([docs, extra])
+        similarity = np.concatenate([similarity, index.vectors.similarity(vector, extra)])
+    lexical_mean = float(lexical.sum()) / count
+    lexical_spread = math.sqrt(max(float(lexical @ lexical) / count - lexical_mean**2, 0.0))
+    fused = (bm25_weight * standardised(lexical[docs], lexical_mean, lexical_spread)
+             + (1.0 - bm25_weight) * standardised(similarity, *index.vectors.moments(vector)))
+    evidence = ((lexical[docs] > 0) & (bm25_weight > 0)) | ((similarity > 0) & (bm25_weight < 1))
+    chosen = best(fused, docs, np.flatnonzero(evidence), k)
+    top = docs[chosen]
+    bm25_ranks: list[int | None] = [None] * len(top)
+    sim_ranks: list[int | None] = [None] * len(top)
     if explain:
-        reach = min(count, max(depth, 100))
-        bm25_order = np.lexsort((np.arange(count), -lexical))[:reach]
-        sim_order = np.lexsort((np.arange(count), -similarity))[:reach]
-    bm25_ranks = _ranks(lexical, bm25_order, top) if explain else [None] * len(top)
-    sim_ranks = _ranks(similarity, sim_order, top) if explain else [None] * len(top)
+        every = index.vectors.everything(vector)
+        reach = min(count, max(k, 100))
+        bm25_ranks = _ranks(lexical, np.lexsort((np.arange(count), -lexical))[:reach], top)
+        sim_ranks = _ranks(every, np.lexsort((np.arange(count), -every))[:reach], top)
     return [
         Hit(
             entry=index.entries[doc],
-            score=round(float(fused[doc]), 4),
+            score=round(float(fused[slot]), 4),
             bm25=round(float(lexical[doc]), 3),
-            similarity=round(float(similarity[doc]), 4),
+            similarity=round(float(similarity[slot]), 4),
             bm25_rank=bm25_rank,
             similarity_rank=sim_rank,
             terms=term_scores(index, terms, int(doc)) if explain else {},
         )
-        for doc, bm25_rank, sim_rank in zip(top, bm25_ranks, sim_ranks, strict=True)
+        for slot, doc, bm25_rank, sim_rank in zip(chosen, top, bm25_ranks, sim_ranks, strict=True)
     ]
