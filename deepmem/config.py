@@ -18,17 +18,25 @@ def memory_dir(root: str | os.PathLike[str]) -> Path:
     return Path(root) / os.environ.get(PROJECT_SUBDIR_ENV, ".deep-memory")
 
 
+def load_table(root: str | os.PathLike[str], name: str) -> dict[str, object]:
+    """The `[name]` table of the project's config.toml (empty when the file or table is absent)."""
+    path = memory_dir(root) / "config.toml"
+    if not path.is_file():
+        return {}
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get(name, {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [{name}] must be a table")
+    return table
+
+
 def load_settings(root: str | os.PathLike[str] | None = None) -> Settings:
     """Defaults, then `[compress]` of config.toml, then `DEEPMEM_<FIELD>` variables."""
     values: dict[str, object] = {}
     if root is not None:
-        path = memory_dir(root) / "config.toml"
-        if path.is_file():
-            try:
-                table = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-                raise ConfigError(f"{path}: {exc}") from None
-            values.update(table.get("compress", {}))
+        values.update(load_table(root, "compress"))
     for field in Settings.__struct_fields__:
         raw = os.environ.get(f"DEEPMEM_{field.upper()}")
         if raw is not None:

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from deepmem.config import load_settings
 from deepmem.memory import api, vectors
 from deepmem.memory.embed import DEFAULT_MODEL, encode, model_name
 from deepmem.memory.entries import parse_markdown, render_markdown
@@ -21,7 +22,7 @@ from deepmem.memory.store import memory_path
 from deepmem.memory.tokenize import tokenize
 from deepmem.memory.vectors import VectorTable
 from deepmem.tokens import estimate_tokens
-from deepmem.types import InputError
+from deepmem.types import ConfigError, InputError
 
 
 @pytest.fixture(autouse=True)
@@ -293,6 +294,24 @@ def test_empty_store_and_unknown_text_do_not_fail(root):
     api.store(root, "Only one memory here", "fact")
     hits = api.search(root, "🙂🙂🙂", 3)
     assert all(np.isfinite(hit["score"]) for hit in hits)
+
+
+def test_model_comes_from_config_toml_next_to_the_compress_settings(root, monkeypatch):
+    monkeypatch.delenv("DEEPMEM_TAIL_STEPS", raising=False)
+    config = root / ".deep-memory" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[memory]\nmodel = "org/other-model"\n\n[compress]\ntail_steps = 7\n')
+    assert model_name(root) == "org/other-model"
+    assert load_settings(root).tail_steps == 7
+    config.write_text("[memory]\nmodel = 3\n")
+    with pytest.raises(ConfigError, match="model must be a string"):
+        model_name(root)
+    config.write_text("memory = 3\n")
+    with pytest.raises(ConfigError, match=r"\[memory\] must be a table"):
+        model_name(root)
+    config.write_text("[memory\n")
+    with pytest.raises(ConfigError, match="config.toml"):
+        model_name(root)
 
 
 def test_zero_vectors_are_guarded():

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deepmem.config import memory_dir
+from deepmem.config import load_table, memory_dir
 from deepmem.types import ConfigError
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static-256"
@@ -21,17 +20,11 @@ def model_name(root: str | os.PathLike[str] | None = None) -> str:
     if name:
         return name
     if root is not None:
-        path = memory_dir(root) / "config.toml"
-        if path.is_file():
-            try:
-                table = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-                raise ConfigError(f"{path}: {exc}") from None
-            configured = table.get("memory", {}).get("model")
-            if configured is not None and not isinstance(configured, str):
-                raise ConfigError(f"{path}: [memory] model must be a string")
-            if configured:
-                return configured
+        configured = load_table(root, "memory").get("model")
+        if configured is not None and not isinstance(configured, str):
+            raise ConfigError(f"{memory_dir(root) / 'config.toml'}: [memory] model must be a string")
+        if configured:
+            return configured
     return str(DEFAULT_MODEL)
 
 
