@@ -10,9 +10,9 @@ NAME = "command_output"
 TOOLS: tuple[str, ...] = ("bash",)
 
 BUDGETS = by_tier(
-    Budget(head=4, tail=8, key=12, line_chars=300),
-    Budget(head=3, tail=6, key=8, line_chars=240),
-    Budget(head=2, tail=4, key=6, line_chars=200),
+    Budget(head=3, tail=5, key=12, line_chars=240),
+    Budget(head=3, tail=4, key=10, line_chars=200),
+    Budget(head=2, tail=3, key=10, line_chars=160),
 )
 
 

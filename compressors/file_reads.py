@@ -9,17 +9,17 @@ from __future__ import annotations
 import re
 
 from deepmem.compressors.commands import read_target, same_file
-from deepmem.compressors.lines import Budget, by_tier, matching, shorten_part
-from deepmem.compressors.patterns import DEFINITION
+from deepmem.compressors.lines import Budget, by_tier, shorten_part
+from deepmem.compressors.patterns import DEFINITION, lines_matching
 from deepmem.types import Context, Facts, Part, Result
 
 NAME = "file_reads"
 TOOLS: tuple[str, ...] = ("read",)
 
 BUDGETS = by_tier(
-    Budget(head=6, tail=2, key=16, line_chars=240),
-    Budget(head=4, tail=2, key=10, line_chars=200),
+    Budget(head=4, tail=1, key=8, line_chars=200),
     Budget(head=3, tail=1, key=6, line_chars=160),
+    Budget(head=3, tail=1, key=4, line_chars=120),
 )
 NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t)")
 CONTENT_START = frozenset({"<content>", "<output>"})
@@ -64,7 +64,7 @@ def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) ->
         if wanted:
             numbers = file_line_numbers(lines, source[1])
             named = [i for i, number in enumerate(numbers) if number in wanted]
-    return named + matching(lines, DEFINITION)
+    return named + lines_matching(lines, DEFINITION)
 
 
 def shorten_read(part: Part, ctx: Context, name: str, budget: Budget, prefix: str = "") -> Result | None:

@@ -7,7 +7,6 @@ naming the CCR key of the original. A run is cut only when that saves tokens.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 import msgspec
@@ -28,11 +27,6 @@ class Budget(msgspec.Struct, frozen=True):
     tail: int
     key: int
     line_chars: int = 600
-
-
-def matching(lines: list[str], pattern: re.Pattern[str]) -> list[int]:
-    """Indices of the lines a pattern finds something in."""
-    return [index for index, line in enumerate(lines) if pattern.search(line)]
 
 
 def kept_indices(count: int, budget: Budget, key_lines: Iterable[int]) -> set[int]:

@@ -15,11 +15,11 @@ NAME = "long_inputs"
 TOOLS: tuple[str, ...] = ("bash", "edit", "write", "multiedit", "patch", "apply_patch")
 
 BUDGETS = by_tier(
-    Budget(head=4, tail=1, key=0, line_chars=240),
     Budget(head=3, tail=1, key=0, line_chars=200),
     Budget(head=2, tail=1, key=0, line_chars=160),
+    Budget(head=2, tail=1, key=0, line_chars=120),
 )
-MIN_CHARS = {"low": 300, "medium": 240, "high": 200}
+MIN_CHARS = {"low": 240, "medium": 200, "high": 160}
 """Strings shorter than this stay whole."""
 
 

@@ -6,7 +6,7 @@ import re
 
 ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)|^\s*File \".*\", line \d+|"
-    r"\b[A-Z]\w*(?:Error|Exception|Warning)\b|\b(?:error|fatal|panic|failed|failure)\b|^E\s{2,}|"
+    r"(?:Error|Exception|Warning)\b|\b(?:fatal|panic|failed|failure)\b|^E\s{2,}|"
     r"^\s*assert\b|\bAssertionError\b",
     re.IGNORECASE,
 )
@@ -26,9 +26,15 @@ HEADER = re.compile(r"^\s*#{1,6}\s+\S|^\s*\*\*[^*]+\*\*\s*:?\s*$")
 PATH = re.compile(r"(?:^|[\s`'\"(])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b")
 
 
+SCAN_CHARS = 1_000
+"""Patterns look at the first characters of a line only (a 10 MB line stays linear)."""
+
+
+def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> list[int]:
+    """Indices of the lines each pattern finds, pattern by pattern (priority order)."""
+    return [i for pattern in patterns for i, line in enumerate(lines) if pattern.search(line, 0, SCAN_CHARS)]
+
+
 def command_key_lines(lines: list[str]) -> list[int]:
     """Failing tests first, then summary/exit lines, then error lines (indices, by priority)."""
-    ordered: list[int] = []
-    for pattern in (FAILING_TEST, SUMMARY, ERROR_LINE):
-        ordered.extend(index for index, line in enumerate(lines) if pattern.search(line))
-    return ordered
+    return lines_matching(lines, FAILING_TEST, SUMMARY, ERROR_LINE)

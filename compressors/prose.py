@@ -8,7 +8,7 @@ import re
 import msgspec
 
 from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.patterns import HEADER, PATH
+from deepmem.compressors.patterns import HEADER, PATH, SCAN_CHARS
 from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
@@ -28,7 +28,7 @@ class ProseBudget(msgspec.Struct, frozen=True):
 
 
 BUDGETS: dict[Tier, ProseBudget] = {
-    "low": ProseBudget(min_chars=300, key_sentences=1, sentence_chars=160, item_chars=160, code_lines=1),
+    "low": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=160, item_chars=160, code_lines=1),
     "medium": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=130, item_chars=130, code_lines=1),
     "high": ProseBudget(min_chars=200, key_sentences=1, sentence_chars=100, item_chars=100, code_lines=0),
 }
@@ -49,7 +49,11 @@ def clip_text(text: str, width: int) -> str:
 def shorten_paragraph(line: str, budget: ProseBudget, first: bool) -> str | None:
     """The opening sentence of the first paragraph, then sentences with decisions or paths."""
     sentences = SENTENCE_END.split(line.strip())
-    keys = [s for s in sentences[1 if first else 0 :] if DECISION.search(s) or PATH.search(s)]
+    keys = [
+        s
+        for s in sentences[1 if first else 0 :]
+        if DECISION.search(s, 0, SCAN_CHARS) or PATH.search(s, 0, SCAN_CHARS)
+    ]
     kept = ([sentences[0]] if first else []) + keys[: budget.key_sentences]
     if not kept:
         return None

@@ -25,7 +25,7 @@ BUDGETS = by_tier(
 MATCHES_PER_FILE = 3
 LISTED_FILES = 8
 MATCH = re.compile(r"^([^\s:][^:]*?\.[\w-]+|[^\s:][^:]*?/[^:]*?):(\d+)?[:-]?")
-HEADER = re.compile(r"^(\S.*):$")
+HEADER = re.compile(r"^(\S+):$")
 
 
 def file_of(line: str, current: str | None) -> tuple[str | None, str | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import HEADER
+from deepmem.compressors.patterns import HEADER, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "skills"
@@ -27,9 +27,7 @@ def frontmatter(lines: list[str]) -> list[int]:
 
 def key_lines(lines: list[str]) -> list[int]:
     """Frontmatter first, then rules, then headers."""
-    return frontmatter(lines) + [
-        i for pattern in (RULE, HEADER) for i, line in enumerate(lines) if pattern.search(line)
-    ]
+    return frontmatter(lines) + lines_matching(lines, RULE, HEADER)
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

@@ -12,9 +12,9 @@ NAME = "stale_reads"
 TOOLS: tuple[str, ...] = ("read",)
 
 BUDGETS = by_tier(
-    Budget(head=4, tail=2, key=8, line_chars=160),
-    Budget(head=3, tail=2, key=5, line_chars=120),
-    Budget(head=3, tail=1, key=3, line_chars=100),
+    Budget(head=3, tail=1, key=3, line_chars=120),
+    Budget(head=3, tail=1, key=2, line_chars=100),
+    Budget(head=3, tail=1, key=1, line_chars=100),
 )
 
 

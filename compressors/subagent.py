@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import ERROR_LINE, HEADER, PATH
+from deepmem.compressors.patterns import ERROR_LINE, HEADER, PATH, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "subagent"
@@ -23,7 +23,7 @@ KEY_PATTERNS = (TAGS, HEADER, ERROR_LINE, DECISION, PATH)
 
 def key_lines(lines: list[str]) -> list[int]:
     """Task tags and headers first, then errors, decisions and paths."""
-    return [i for pattern in KEY_PATTERNS for i, line in enumerate(lines) if pattern.search(line)]
+    return lines_matching(lines, *KEY_PATTERNS)
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

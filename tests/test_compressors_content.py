@@ -1,0 +1,288 @@
+"""Each content compressor on real output shapes: what it keeps, its marker, and its CCR original."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+
+from deepmem.compressors import REGISTRY, compressors_for
+from deepmem.compressors.text_fields import main_text
+from deepmem.markers import marker_keys
+from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
+
+from .conftest import FIXTURES
+
+REFERENCE = "/work/shared/reference/opencode-1.18.33/messages-transform.last.json"
+EVIDENCE = FIXTURES / "evidence" / "sessions"
+
+
+def transform_parts() -> list[Part]:
+    """Tool parts of the captured OpenCode transform payload (committed copy)."""
+    messages = json.loads((FIXTURES / "sessions" / "opencode-transform.json").read_text())
+    return [p for m in messages for p in m["parts"] if p.get("type") == "tool"]
+
+
+def corpus_part(session: str, part_id: str) -> Part:
+    """One part of an evidence session, by id."""
+    data = json.loads((EVIDENCE / session).read_text())
+    return next(p for m in data["messages"] for p in m["parts"] if p.get("id") == part_id)
+
+
+def ctx(tier: Tier = "low", step: int = 1, facts: Facts | None = None) -> Context:
+    """A compressor context for an old part."""
+    return Context(age=1, step=step, tier=tier, settings=Settings(), facts=facts or Facts())
+
+
+def tool(tool_name: str, output: str, **inputs: object) -> Part:
+    """A completed tool part."""
+    state = {"status": "completed", "input": inputs, "output": output, "title": "t", "metadata": {}}
+    return {
+        "id": f"prt_{tool_name}",
+        "type": "tool",
+        "tool": tool_name,
+        "callID": f"call_{tool_name}",
+        "state": state,
+    }
+
+
+def originals_restore(part: Part, compressed: Part, result) -> None:
+    """The compressed text names a key whose original is the text it replaced."""
+    keys = marker_keys(main_text(compressed) or json.dumps(compressed["state"]["input"]))
+    stored = {o.key: o.text for o in result.originals}
+    assert keys and all(k in stored for k in keys)
+    before = main_text(part)
+    if before is not None and main_text(compressed) != before:
+        assert before in stored.values()
+
+
+def test_read_keeps_header_definitions_and_named_lines() -> None:
+    """An OpenCode read: <path> header, definitions and a line named by a later traceback stay."""
+    read = next(p for p in transform_parts() if p["tool"] == "read")
+    facts = Facts(named_lines=frozenset({("jsonpkg/decoder.py", 355)}))
+    result = REGISTRY["file_reads"].compress(read, ctx(facts=facts))
+    text = main_text(result.part)
+    assert text.startswith("<path>/home/user/demo/jsonpkg/decoder.py</path>")
+    assert "class JSONDecodeError(ValueError):" in text
+    assert '355:             raise JSONDecodeError("Expecting value", s, err.value) from None' in text
+    assert "[… lines " in text and len(text) < len(main_text(read)) / 4
+    originals_restore(read, result.part, result)
+
+
+def test_shell_read_uses_nl_numbers_for_named_lines() -> None:
+    """`nl -ba file | sed -n` output: a line named by a later error is found by its number."""
+    body = "\n".join(f"{n:6}\tline {n} of the file" for n in range(100, 200))
+    part = tool(
+        "bash",
+        f"<returncode>0</returncode>\n<output>\n{body}\n</output>",
+        command="nl -ba pkg/mod.py | sed -n '100,199p'",
+    )
+    facts = Facts(named_lines=frozenset({("/testbed/pkg/mod.py", 150)}))
+    assert compressors_for(part, ctx(facts=facts)) == ("system_blocks", "file_reads", "long_inputs")
+    text = main_text(REGISTRY["file_reads"].compress(part, ctx(facts=facts)).part)
+    assert "   150\tline 150 of the file" in text
+    assert "   149\tline 149" not in text
+
+
+def test_stale_read_is_marked_and_shortened_harder() -> None:
+    """A read of a file edited at a later step says so and keeps fewer lines than a fresh read."""
+    read = next(p for p in transform_parts() if p["tool"] == "read")
+    facts = Facts(edit_step={"/home/user/demo/jsonpkg/decoder.py": 7})
+    assert "stale_reads" in compressors_for(read, ctx(step=3, facts=facts))
+    assert "stale_reads" not in compressors_for(read, ctx(step=8, facts=facts))
+    stale = main_text(REGISTRY["stale_reads"].compress(read, ctx(step=3, facts=facts)).part)
+    fresh = main_text(REGISTRY["file_reads"].compress(read, ctx(step=3)).part)
+    assert stale.startswith("[deepmem: stale read: this file was edited at step 7")
+    assert len(stale) < len(fresh)
+
+
+def test_command_output_keeps_failing_tests_errors_and_exit_status() -> None:
+    """A real pytest run: exit status, FAILED lines, error lines and the summary survive."""
+    part = corpus_part("pallets__flask-5014.json", "prt_db073679e3000053")
+    original = main_text(part)
+    result = REGISTRY["command_output"].compress(part, ctx())
+    text = main_text(result.part)
+    assert text.startswith("<returncode>")
+    failing = [line for line in original.split("\n") if line.startswith("FAILED ")]
+    assert failing and all(line[:200] in text for line in failing[:10])
+    assert original.rstrip().split("\n")[-2] in text
+    assert len(text) < len(original) / 2
+    originals_restore(part, result.part, result)
+
+
+@pytest.mark.parametrize("tier", ["low", "medium", "high"])
+def test_search_results_grouped_by_file(tier: Tier) -> None:
+    """grep -rn over many files: the first files keep their first matches, the rest are counted."""
+    lines = [f"pkg/mod{f}.py:{n}:    def handler_{f}_{n}(self):" for f in range(30) for n in range(1, 9)]
+    part = tool("bash", "\n".join(lines), command="grep -rn 'def handler' pkg")
+    assert compressors_for(part, ctx(tier))[:2] == ("system_blocks", "search_results")
+    text = main_text(REGISTRY["search_results"].compress(part, ctx(tier)).part)
+    assert "pkg/mod0.py:1:" in text and "pkg/mod0.py:3:" in text and "pkg/mod0.py:4:" not in text
+    assert "[not shown: pkg/mod" in text and "(8)" in text
+    assert len(marker_keys(text)) == 1
+
+
+def test_json_array_stays_valid_json_with_a_counted_marker() -> None:
+    """The captured 200-item JSON output: head, tail and a marker item, still parseable."""
+    part = next(p for p in transform_parts() if "Emit JSON" in json.dumps(p["state"]["input"]))
+    assert compressors_for(part, ctx())[0] == "json_arrays"
+    result = REGISTRY["json_arrays"].compress(part, ctx())
+    items = orjson.loads(main_text(result.part))
+    assert items[0] == {"id": 0, "name": "item0", "ok": True} and items[-1]["id"] == 199
+    assert any(isinstance(i, str) and "items cut" in i for i in items)
+    assert orjson.loads(result.originals[0].text) == orjson.loads(main_text(part))
+
+
+def test_json_nested_arrays_over_30_items_are_crushed() -> None:
+    """An object holding a 100-item list inside `<output>` tags: the inner list is crushed."""
+    body = orjson.dumps([{"rows": list(range(100)), "name": "x"}]).decode()
+    part = tool("bash", f"<returncode>0</returncode>\n<output>\n{body}\n</output>", command="cat data.json")
+    value = orjson.loads(
+        main_text(REGISTRY["json_arrays"].compress(part, ctx()).part)
+        .split("<output>\n")[1]
+        .split("\n</output>")[0]
+    )
+    assert value[0]["rows"][:3] == [0, 1, 2] and len(value[0]["rows"]) < 20
+
+
+def test_truncated_json_array_raises_compressor_error() -> None:
+    """Output that looks like an array but is cut off is refused loudly (the pipeline counts it)."""
+    part = tool("bash", '[{"id": 1}, {"id": 2}, {"id"', command="curl x")
+    with pytest.raises(CompressorError):
+        REGISTRY["json_arrays"].compress(part, ctx())
+
+
+def test_subagent_output_keeps_tags_headers_and_tail() -> None:
+    """OpenCode task output: the task id, markdown headers, paths and the last lines survive."""
+    body = ["task_id: ses_abc (for resuming)", "", "<task_result>", "## Findings"]
+    body += [f"Looked at item {n} and it was unremarkable." for n in range(80)]
+    body += ["## Conclusion", "The bug is in src/app/parser.py line 40.", "Done.", "</task_result>"]
+    part = tool("task", "\n".join(body), description="find the bug", prompt="look", subagent_type="general")
+    text = main_text(REGISTRY["subagent"].compress(part, ctx()).part)
+    for kept in (
+        "task_id: ses_abc (for resuming)",
+        "## Findings",
+        "## Conclusion",
+        "src/app/parser.py",
+        "</task_result>",
+    ):
+        assert kept in text
+    assert "item 40 " not in text
+
+
+def test_skill_output_keeps_frontmatter_rules_and_headers() -> None:
+    """Skill text: frontmatter, MUST/NEVER rules and headers stay; plain body lines go."""
+    body = [
+        "## Skill: release",
+        "",
+        "---",
+        "name: release",
+        "description: ship a release",
+        "---",
+        "# Release",
+    ]
+    body += [f"Step {n}: do the ordinary thing number {n}." for n in range(60)]
+    body += ["You MUST tag the commit.", "NEVER push to main directly.", "## Rollback", "Revert it."]
+    part = tool("skill", "\n".join(body), name="release")
+    text = main_text(REGISTRY["skills"].compress(part, ctx()).part)
+    for kept in ("name: release", "description: ship a release", "You MUST tag", "NEVER push", "## Rollback"):
+        assert kept in text
+    assert "Step 30:" not in text
+
+
+def test_prose_keeps_structure_and_decisions() -> None:
+    """Assistant prose: a code fence's first line, paths, decisions and list items stay."""
+    text = (
+        "THOUGHT: I looked at the writer. It has many branches that are not relevant here.\n\n"
+        "Some filler sentence about nothing in particular. Another one that adds little.\n\n"
+        "```python\ndef write(self, table):\n    cols = list(table.columns)\n    return cols\n```\n\n"
+        "- first point of the plan\n- second point\n\n"
+        "The root cause is that `astropy/io/ascii/html.py` never applies formats. More words follow.\n"
+    ) * 2
+    part = {"id": "prt_t", "type": "text", "text": text}
+    result = REGISTRY["prose"].compress(part, ctx())
+    short = main_text(result.part)
+    for kept in (
+        "THOUGHT: I looked at the writer.",
+        "```python",
+        "def write(self, table):",
+        "- second point",
+        "astropy/io/ascii/html.py",
+    ):
+        assert kept in short
+    assert "Some filler sentence" not in short
+    assert result.originals[0].text == text and marker_keys(short) == [result.originals[0].key]
+
+
+def test_long_inputs_shorten_heredocs_and_edit_strings() -> None:
+    """A heredoc command and an edit's strings keep their first and last lines, keys intact."""
+    script = "cat <<'EOF' > reproduce.py\n" + "\n".join(f"print({n})" for n in range(80)) + "\nEOF"
+    bash = tool("bash", "ok", command=script, description="write script")
+    result = REGISTRY["long_inputs"].compress(bash, ctx())
+    command = result.part["state"]["input"]["command"]
+    assert command.startswith("cat <<'EOF' > reproduce.py") and command.split("\n")[-2] == "EOF"
+    assert result.originals[0].text == script
+    edit = tool(
+        "edit", "Edit applied successfully.", filePath="a.py", oldString="x = 1\n" * 200, newString="y"
+    )
+    assert compressors_for(edit, ctx()) == ("long_inputs",)
+    shortened = REGISTRY["long_inputs"].compress(edit, ctx()).part["state"]["input"]
+    assert set(shortened) == {"filePath", "oldString", "newString"} and shortened["newString"] == "y"
+
+
+def test_duplicate_call_points_to_the_newer_copy() -> None:
+    """The older of two identical calls becomes a pointer naming the newer call."""
+    read = next(p for p in transform_parts() if p["tool"] == "read")
+    facts = Facts(newer_call={read["id"]: "call_newer"})
+    assert compressors_for(read, ctx(facts=facts))[0] == "duplicates"
+    text = main_text(REGISTRY["duplicates"].compress(read, ctx(facts=facts)).part)
+    assert "call_newer" in text and len(marker_keys(text)) == 1
+
+
+def test_errored_call_input_is_purged_to_its_key() -> None:
+    """An errored call's big input becomes a small object naming its CCR key."""
+    part = {
+        "id": "prt_e",
+        "type": "tool",
+        "tool": "bash",
+        "callID": "c",
+        "state": {
+            "status": "error",
+            "input": {"command": "python - <<'EOF'\n" + "x = 1\n" * 100 + "EOF"},
+            "error": "timed out",
+        },
+    }
+    assert compressors_for(part, ctx()) == ("errored_inputs", "tool_errors")
+    result = REGISTRY["errored_inputs"].compress(part, ctx())
+    purged = result.part["state"]["input"]
+    assert purged["purged"] == f"ccr:{result.originals[0].key}"
+    assert orjson.loads(result.originals[0].text) == part["state"]["input"]
+
+
+def test_protected_tool_outputs_are_never_routed() -> None:
+    """todowrite, question, memory_* and deep_expand outputs get no output compressor."""
+    for name in ("todowrite", "question", "memory_search", "deep_expand", "edit", "write"):
+        part = tool(name, "x\n" * 5000)
+        assert compressors_for(part, ctx("high")) in ((), ("long_inputs",))
+
+
+def test_capture_trims_to_the_cap_and_keeps_errors() -> None:
+    """A new 40K-token output is cut near the cap, with its error line and both ends."""
+    lines = [f"log line {n} with some padding text to make it longer" for n in range(12_000)]
+    lines[6_000] = "ValueError: the one line that matters"
+    part = tool("bash", "\n".join(lines), command="make")
+    result = REGISTRY["capture"].compress(
+        part, Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    )
+    text = main_text(result.part)
+    assert "ValueError: the one line that matters" in text
+    assert text.startswith("log line 0 ") and "log line 11999 " in text
+    assert len(text) < Settings().capture_cap_tokens * 5
+
+
+def test_capture_cuts_a_ten_megabyte_line() -> None:
+    """One 10 MB line becomes its first characters and a counted marker."""
+    part = tool("bash", "A" * 10_000_000, command="cat blob")
+    text = main_text(REGISTRY["capture"].compress(part, ctx()).part)
+    assert len(text) < 3_000 and "chars cut" in text
