@@ -1,0 +1,311 @@
+"""The transform end to end: every compressor restorable, idempotent, deterministic, tier-monotone,
+cache-stable between boundary jumps, and failing open on malformed outputs."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from deepmem import pipeline
+from deepmem.ccr import CCRStore
+from deepmem.compressors import REGISTRY
+from deepmem.history import visible_text
+from deepmem.markers import marker_keys
+from deepmem.pipeline import apply_edits, apply_transform, plan_transform
+from deepmem.restore import restore_messages
+from deepmem.sessionio import encode_json, read_session
+from deepmem.tokens import estimate_tokens
+from deepmem.types import TIERS, Settings
+
+from .conftest import FIXTURES
+
+ONE_STEP = Settings(tail_steps=1, batch_steps=1)
+ONE_BATCH = Settings(tail_steps=1, batch_steps=15)
+"""The kitchen sink's old steps in one batch, so later edits and repeats are known to earlier parts."""
+
+
+def transform_tools() -> dict[str, dict]:
+    """Tool parts of the captured OpenCode payload, by a short name."""
+    messages = json.loads((FIXTURES / "sessions" / "opencode-transform.json").read_text())
+    tools = [p for m in messages for p in m["parts"] if p.get("type") == "tool"]
+    return {
+        "read": tools[0],
+        "json": next(p for p in tools if "Emit JSON" in json.dumps(p["state"]["input"])),
+    }
+
+
+def tool(index: int, tool_name: str, output: str, status: str = "completed", **inputs: object) -> dict:
+    """A tool part with a unique id."""
+    state = {"status": status, "input": inputs, "title": "t", "metadata": {}}
+    state["error" if status == "error" else "output"] = output
+    return {
+        "id": f"prt_{index:04d}",
+        "type": "tool",
+        "tool": tool_name,
+        "callID": f"call_{index}",
+        "state": state,
+    }
+
+
+def kitchen_sink() -> list[dict]:
+    """A session whose old steps exercise every compressor, then a protected tail."""
+    shapes = transform_tools()
+    long_prose = (
+        "I checked `pkg/mod.py` and the writer. It is long. Filler words go here. " * 12 + "\n\n"
+    ) * 3
+    pytest_run = (
+        "<returncode>1</returncode>\n<output>\n"
+        + "\n".join(
+            [f"tests/test_a.py::test_{n} PASSED" for n in range(80)]
+            + [
+                "FAILED tests/test_a.py::test_x - AssertionError: boom",
+                "===== 1 failed, 80 passed in 2.00s =====",
+            ]
+        )
+        + "\n</output>"
+    )
+    grep = "\n".join(f"pkg/m{f}.py:{n}:def f_{n}():" for f in range(20) for n in range(6))
+    task = (
+        "task_id: ses_1\n\n<task_result>\n## Found\n"
+        + "\n".join(f"note {n}" for n in range(90))
+        + "\n</task_result>"
+    )
+    skill = (
+        "---\nname: s\n---\n# Skill\n" + "\n".join(f"plain step {n}" for n in range(90)) + "\nYou MUST test."
+    )
+    heredoc = "cat <<'EOF' > gen.py\n" + "\n".join(f"print({n})" for n in range(60)) + "\nEOF"
+    parts = [
+        {**shapes["read"], "id": "prt_0001"},
+        {**shapes["read"], "id": "prt_0002", "callID": "call_2"},
+        tool(3, "bash", pytest_run, command="pytest tests/test_a.py"),
+        tool(4, "grep", grep, pattern="def f_", path="pkg"),
+        {**shapes["json"], "id": "prt_0005"},
+        tool(6, "task", task, description="look", prompt="p", subagent_type="general"),
+        tool(7, "skill", skill, name="s"),
+        tool(8, "bash", "written", command=heredoc),
+        tool(9, "bash", "Command timed out after 120 seconds.\n" * 6 + "killed", "error", command=heredoc),
+        tool(
+            10,
+            "edit",
+            "Edit applied successfully.",
+            filePath="/home/user/demo/jsonpkg/decoder.py",
+            oldString="a",
+            newString="b",
+        ),
+        {"id": "prt_0011", "type": "text", "text": long_prose + "<thinking>hmm</thinking> done"},
+        {
+            "id": "prt_0012",
+            "type": "reasoning",
+            "text": "secret",
+            "metadata": {"anthropic": {"signature": "s"}},
+        },
+        {"id": "prt_0013", "type": "text", "text": "<system-reminder>x</system-reminder>\nok"},
+        tool(
+            14,
+            "bash",
+            "\n".join(f"def f{n}():\n    return {n}\n" for n in range(40)),
+            command="cat pkg/other.py",
+        ),
+    ]
+    messages = [
+        {
+            "info": {"id": "msg_000", "sessionID": "ses_k", "role": "user"},
+            "parts": [{"id": "prt_u", "type": "text", "text": "fix it"}],
+        }
+    ]
+    for index, part in enumerate(
+        parts + [{"id": f"prt_t{n}", "type": "text", "text": "tail"} for n in range(3)]
+    ):
+        messages.append(
+            {
+                "info": {"id": f"msg_{index + 1:03d}", "sessionID": "ses_k", "role": "assistant"},
+                "parts": [part],
+            }
+        )
+    return messages
+
+
+def compress(messages: list[dict], settings: Settings, store: CCRStore, tier=None) -> list[dict]:
+    """Plan, store originals, apply."""
+    plan = plan_transform(messages, settings, tier)
+    store.put_all(plan.originals)
+    return apply_transform(messages, plan)
+
+
+def test_every_compressor_runs_and_restores_exactly(tmp_path) -> None:
+    """The kitchen-sink session uses every compressor but capture, and restores byte for byte."""
+    messages = kitchen_sink()
+    plan = plan_transform(messages, ONE_BATCH)
+    used = {name for edit in plan.edits for name in edit.part["metadata"]["deepmem"]["by"]}
+    assert used == set(REGISTRY) - {"capture"}
+    assert plan.failures == 0
+    store = CCRStore(tmp_path)
+    out = compress(messages, ONE_BATCH, store)
+    assert restore_messages(out, CCRStore(tmp_path)) == messages
+
+
+def test_every_marker_key_expands_to_text_it_cut(tmp_path) -> None:
+    """Every `ccr:` key in the compressed session is stored and returns an original."""
+    store = CCRStore(tmp_path)
+    out = compress(kitchen_sink(), ONE_BATCH, store)
+    text = encode_json(out).decode()
+    keys = set(marker_keys(text))
+    assert len(keys) > 10
+    assert all(store.get(key) for key in keys)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("settings", [ONE_STEP, ONE_BATCH])
+def test_idempotent_and_deterministic(tier, settings) -> None:
+    """A second pass changes nothing; a cold cache gives the same bytes as a warm one."""
+    messages = kitchen_sink()
+    once = compress(messages, settings, CCRStore(None), tier)
+    assert compress(once, settings, CCRStore(None), tier) == once
+    pipeline.OUTCOMES.entries.clear()
+    pipeline.BATCHES.entries.clear()
+    assert encode_json(compress(messages, settings, CCRStore(None), tier)) == encode_json(once)
+
+
+@pytest.mark.parametrize("fixture", ["kitchen", "django-15499.json", "opencode-demo.json"])
+def test_higher_tier_never_yields_more_tokens(fixture: str) -> None:
+    """Tokens of the history's own parts shrink or stay as the tier rises."""
+    messages = (
+        kitchen_sink()
+        if fixture == "kitchen"
+        else read_session(str(FIXTURES / "sessions" / fixture)).messages
+    )
+    totals = []
+    for tier in TIERS:
+        out = apply_edits(messages, plan_transform(messages, ONE_STEP, tier).edits)
+        totals.append(sum(estimate_tokens(visible_text(p)) for m in out for p in m["parts"]))
+    assert totals[0] >= totals[1] >= totals[2]
+    assert totals[2] < totals[0]
+
+
+def visible(messages: list[dict]) -> list[str]:
+    """Serialized visible parts, in order."""
+    return [visible_text(p) for m in messages for p in m["parts"]]
+
+
+def test_old_content_changes_only_when_the_boundary_jumps() -> None:
+    """Replayed step by step: between jumps each context extends the previous one; at a jump,
+    everything before the previous boundary is unchanged."""
+    messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
+    settings = Settings()
+    starts = [i for i, m in enumerate(messages) if m["info"]["role"] == "assistant"]
+    previous = None
+    jumps = 0
+    for start in starts[1:]:
+        history = messages[:start]
+        plan = plan_transform(history, settings)
+        current = visible(apply_edits(history, plan.edits))
+        if previous is not None:
+            old_plan, old_context = previous
+            if plan.layout.boundary == old_plan.layout.boundary:
+                assert current[: len(old_context)] == old_context
+            else:
+                jumps += 1
+                kept = sum(len(m["parts"]) for m in history[: old_plan.layout.first_young])
+                assert current[:kept] == old_context[:kept]
+        previous = (plan, current)
+    assert jumps >= 2
+
+
+def test_capture_trims_a_new_output_identically_at_every_step() -> None:
+    """A huge output in the protected tail is trimmed the first time and the same way later."""
+    big = "\n".join(f"line {n} " + "x" * 60 for n in range(5_000))
+    messages = kitchen_sink()[:2]
+    messages.append(
+        {
+            "info": {"id": "msg_b", "sessionID": "s", "role": "assistant"},
+            "parts": [tool(99, "bash", big, command="make")],
+        }
+    )
+    first = plan_transform(messages, Settings())
+    [edit] = [e for e in first.edits if e.part_id == "prt_0099"]
+    assert edit.part["metadata"]["deepmem"]["by"] == ["capture"]
+    assert estimate_tokens(edit.part["state"]["output"]) <= Settings().capture_cap_tokens * 1.1
+    later = messages + [
+        {
+            "info": {"id": "msg_c", "sessionID": "s", "role": "assistant"},
+            "parts": [{"id": "prt_c", "type": "text", "text": "next"}],
+        }
+    ]
+    pipeline.OUTCOMES.entries.clear()
+    again = [e for e in plan_transform(later, Settings()).edits if e.part_id == "prt_0099"]
+    assert again[0].part == edit.part
+
+
+def one_output_session(output: str) -> list[dict]:
+    """An old bash output followed by enough steps to make it old."""
+    messages = [
+        {
+            "info": {"id": "msg_0", "sessionID": "s", "role": "user"},
+            "parts": [{"id": "prt_u", "type": "text", "text": "go"}],
+        }
+    ]
+    messages.append(
+        {
+            "info": {"id": "msg_1", "sessionID": "s", "role": "assistant"},
+            "parts": [tool(1, "bash", output, command="run")],
+        }
+    )
+    for n in range(3):
+        messages.append(
+            {
+                "info": {"id": f"msg_{n + 2}", "sessionID": "s", "role": "assistant"},
+                "parts": [{"id": f"prt_{n}", "type": "text", "text": "ok"}],
+            }
+        )
+    return messages
+
+
+@pytest.mark.parametrize(
+    ("name", "output", "failures"),
+    [
+        ("binary junk", "".join(chr(c) for c in range(0, 0x2FF)) * 300 + "\x00\ufffd\x7f", 0),
+        ("ten megabyte line", "Z" * 10_000_000, 0),
+        ("truncated json array", '[{"id": 1, "name": "a"}, ' * 400 + '{"id": 2, "na', 1),
+    ],
+)
+def test_malformed_outputs_never_raise(name: str, output: str, failures: int, tmp_path) -> None:
+    """Junk, huge lines and truncated JSON go through: cut and restorable, failures counted."""
+    messages = one_output_session(output)
+    plan = plan_transform(messages, ONE_STEP)
+    assert plan.failures == failures, name
+    store = CCRStore(tmp_path)
+    out = compress(messages, ONE_STEP, store)
+    assert restore_messages(out, store) == messages
+
+
+def test_lone_surrogates_pass_through_and_are_counted() -> None:
+    """Text that is not valid UTF-8 (a lone surrogate) is left as it was, and counted."""
+    messages = one_output_session("bad \ud800 text\n" * 2_000)
+    plan = plan_transform(messages, ONE_STEP)
+    assert plan.failures == 1
+    assert not [e for e in plan.edits if e.part_id == "prt_0001"]
+
+
+def test_memoized_plan_equals_a_cold_plan_on_a_growing_history() -> None:
+    """Warm caches (step after step) give exactly the plan a cold process gives."""
+    messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
+    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
+    for end in range(10, len(messages), 7):
+        warm = plan_transform(messages[:end], settings)
+        pipeline.OUTCOMES.entries.clear()
+        pipeline.BATCHES.entries.clear()
+        cold = plan_transform(messages[:end], settings)
+        assert encode_json([msgspec.to_builtins(e) for e in warm.edits]) == encode_json(
+            [msgspec.to_builtins(e) for e in cold.edits]
+        )
+        assert warm.tail_parts == cold.tail_parts
+
+
+def test_caches_are_bounded() -> None:
+    """The memo caches never grow past their size."""
+    cache = pipeline.LRU(3)
+    for n in range(10):
+        assert cache.get(n, lambda n=n: n * 2) == n * 2
+    assert list(cache.entries) == [7, 8, 9]
