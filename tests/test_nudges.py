@@ -52,8 +52,9 @@ def session(texts: list[str]) -> list[dict]:
     return messages
 
 
-def nudge_steps(texts: list[str], settings: Settings = Settings()) -> list[int]:
+def nudge_steps(texts: list[str], settings: Settings | None = None) -> list[int]:
     """The steps at which some nudge is appended, computed from each prefix cold."""
+    settings = settings or Settings()
     messages = session(texts)
     steps = []
     for end in range(2, len(messages) + 1):
