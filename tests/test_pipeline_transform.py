@@ -11,7 +11,8 @@ import pytest
 from deepmem import pipeline
 from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY
-from deepmem.history import visible_text
+from deepmem.config import load_settings
+from deepmem.history import tier_for, visible_text
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_edits, apply_transform, plan_transform
 from deepmem.restore import restore_messages
@@ -309,3 +310,17 @@ def test_caches_are_bounded() -> None:
     for n in range(10):
         assert cache.get(n, lambda n=n: n * 2) == n * 2
     assert list(cache.entries) == [7, 8, 9]
+
+
+def test_tier_thresholds_come_from_config_and_environment(tmp_path, monkeypatch) -> None:
+    """`[compress]` in config.toml, then DEEPMEM_* variables; a known window lowers the thresholds."""
+    (tmp_path / ".deep-memory").mkdir()
+    (tmp_path / ".deep-memory" / "config.toml").write_text(
+        "[compress]\ntier_medium_tokens = 1000\ntail_steps = 2\n"
+    )
+    monkeypatch.setenv("DEEPMEM_TIER_HIGH_TOKENS", "5000")
+    settings = load_settings(tmp_path)
+    assert (settings.tier_medium_tokens, settings.tier_high_tokens, settings.tail_steps) == (1000, 5000, 2)
+    assert [tier_for(n, settings) for n in (999, 1000, 5000)] == ["low", "medium", "high"]
+    window = Settings(context_window=100_000)
+    assert [tier_for(n, window) for n in (24_999, 25_000, 60_000)] == ["low", "medium", "high"]
