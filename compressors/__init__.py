@@ -7,64 +7,39 @@ see which kind of part, in order. A part's route keys come from table lookups to
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 
-from deepmem.compressors import (
-    capture,
-    command_output,
-    duplicates,
-    errored_inputs,
-    file_reads,
-    json_arrays,
-    long_inputs,
-    prose,
-    reasoning,
-    search_results,
-    skills,
-    stale_reads,
-    subagent,
-    system_blocks,
-    thinking,
-    tool_errors,
-)
+from deepmem.compressors import json_arrays, stale_reads
 from deepmem.compressors.commands import command_kind
 from deepmem.compressors.text_fields import main_text
 from deepmem.types import Context, Part
 
-MODULES = (
-    capture,
-    command_output,
-    duplicates,
-    errored_inputs,
-    file_reads,
-    json_arrays,
-    long_inputs,
-    prose,
-    reasoning,
-    search_results,
-    skills,
-    stale_reads,
-    subagent,
-    system_blocks,
-    thinking,
-    tool_errors,
-)
-REGISTRY = {module.NAME: module for module in MODULES}
+REGISTRY = {
+    module.NAME: module
+    for module in (
+        importlib.import_module(f"{__name__}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name)
+    )
+    if hasattr(module, "compress")
+}
+"""Every module of this package that defines `compress`, by its NAME (helpers are skipped)."""
 
 ROUTES: dict[str, tuple[str, ...]] = {
-    "reasoning": (reasoning.NAME,),
-    "text": (system_blocks.NAME, thinking.NAME, prose.NAME),
-    "tool:error": (errored_inputs.NAME, tool_errors.NAME),
-    "duplicate": (duplicates.NAME,),
-    "read": (system_blocks.NAME, file_reads.NAME),
-    "stale-read": (system_blocks.NAME, stale_reads.NAME),
-    "search": (system_blocks.NAME, search_results.NAME),
-    "json": (json_arrays.NAME, command_output.NAME),
-    "command": (system_blocks.NAME, command_output.NAME),
-    "task": (system_blocks.NAME, subagent.NAME),
-    "skill": (skills.NAME,),
-    "input": (long_inputs.NAME,),
-    "capture": (capture.NAME,),
+    "reasoning": ("reasoning",),
+    "text": ("system_blocks", "thinking", "prose"),
+    "tool:error": ("errored_inputs", "tool_errors"),
+    "duplicate": ("duplicates",),
+    "read": ("system_blocks", "file_reads"),
+    "stale-read": ("system_blocks", "stale_reads"),
+    "search": ("system_blocks", "search_results"),
+    "json": ("json_arrays", "command_output"),
+    "command": ("system_blocks", "command_output"),
+    "task": ("system_blocks", "subagent"),
+    "skill": ("skills",),
+    "input": ("long_inputs",),
+    "capture": ("capture",),
 }
 
 TOOL_KINDS: dict[str, str] = {

@@ -7,7 +7,7 @@ import json
 import orjson
 import pytest
 
-from deepmem.compressors import REGISTRY, compressors_for
+from deepmem.compressors import REGISTRY, ROUTES, compressors_for
 from deepmem.compressors.text_fields import main_text
 from deepmem.markers import marker_keys
 from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
@@ -286,3 +286,12 @@ def test_capture_cuts_a_ten_megabyte_line() -> None:
     part = tool("bash", "A" * 10_000_000, command="cat blob")
     text = main_text(REGISTRY["capture"].compress(part, ctx()).part)
     assert len(text) < 3_000 and "chars cut" in text
+
+
+def test_registry_and_routes_agree() -> None:
+    """Every compressor module exposes NAME, TOOLS and compress; every route names a registered one."""
+    assert len(REGISTRY) >= 16
+    for name, module in REGISTRY.items():
+        assert module.NAME == name and isinstance(module.TOOLS, tuple) and callable(module.compress)
+    routed = {name for names in ROUTES.values() for name in names}
+    assert routed == set(REGISTRY)
