@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 from functools import lru_cache
 
 READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
@@ -12,15 +11,13 @@ SEPARATOR = re.compile(r"&&|\|\||;")
 PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 SED_RANGE = re.compile(r"(\d+)\s*(?:,\s*\d+\s*)?p")
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
+WORD = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([^\s'\"]+)")
 PYTHON_WRITE = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]")
 
 
 def words(stage: str) -> list[str]:
-    """Shell words of one pipeline stage (plain split when the quoting is unbalanced)."""
-    try:
-        return shlex.split(stage)
-    except ValueError:
-        return stage.split()
+    """Shell words of one pipeline stage: quoted strings unquoted, no expansion (fast, lenient)."""
+    return [next(group for group in match.groups() if group is not None) for match in WORD.finditer(stage)]
 
 
 def main_stages(command: str) -> list[str]:
@@ -42,6 +39,7 @@ def program(stage: str) -> str:
     return tokens[0].rsplit("/", 1)[-1] if tokens else ""
 
 
+@lru_cache(maxsize=16_384)
 def command_kind(command: str) -> str:
     """`read`, `search` or `command`, from the programs of the command's main pipeline."""
     stages = main_stages(command)
@@ -56,6 +54,7 @@ def command_kind(command: str) -> str:
     return "command"
 
 
+@lru_cache(maxsize=16_384)
 def read_target(command: str) -> tuple[str, int] | None:
     """(path, first line shown) of a `cat`/`nl`/`head`/`sed -n` file read, or None."""
     stages = main_stages(command)

@@ -7,6 +7,7 @@ then definitions (def, class, function, …).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from deepmem.compressors.commands import read_target, same_file
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
@@ -51,9 +52,19 @@ def file_line_numbers(lines: list[str], first: int) -> list[int | None]:
     return numbers
 
 
+@lru_cache(maxsize=8)
+def named_by_file_name(named_lines: frozenset[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
+    """Named (path, line) pairs grouped by file name, so a read looks only at its own name."""
+    grouped: dict[str, list[tuple[str, int]]] = {}
+    for path, line in named_lines:
+        grouped.setdefault(path.rsplit("/", 1)[-1], []).append((path, line))
+    return grouped
+
+
 def named_for(path: str, facts: Facts) -> set[int]:
     """Lines of `path` named by errors or greps in the old history."""
-    return {line for named, line in facts.named_lines if same_file(named, path)}
+    candidates = named_by_file_name(facts.named_lines).get(path.rsplit("/", 1)[-1], ())
+    return {line for named, line in candidates if same_file(named, path)}
 
 
 def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) -> list[int]:

@@ -11,6 +11,7 @@ nothing has to be remembered between calls.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -25,7 +26,7 @@ from deepmem.history import boundary_for, tier_for
 from deepmem.types import Message, Part, Settings
 
 if TYPE_CHECKING:
-    from deepmem.pipeline import Edit, Plan
+    from deepmem.pipeline import Plan
 
 NUDGE_PREFIX = "prt_deepmem_nudge_"
 MEMORY_COOLDOWN = 8
@@ -34,6 +35,7 @@ REREAD_COOLDOWN = 10
 RECENT_STEPS = 3
 """An edit this many steps back or fewer counts as recent for the re-read nudge."""
 SNIPPETS = 3
+READ_COMPRESSORS = frozenset({file_reads.NAME, stale_reads.NAME})
 SNIPPET_CHARS = 140
 
 MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -130,9 +132,8 @@ def by_step(message_steps: Iterable[int], values: Iterable[list]) -> dict[int, l
 
 def memory_nudge(steps: dict[int, list[Detection]], current: int) -> str | None:
     """Suggest `memory_store` for the decisions/constraints/fixes stated since the last nudge."""
-    fired = fire_steps(
-        current, MEMORY_COOLDOWN, lambda since, step: any(steps.get(s) for s in range(since + 1, step + 1))
-    )
+    seen = list(itertools.accumulate(len(steps.get(s, ())) for s in range(current + 1)))
+    fired = fire_steps(current, MEMORY_COOLDOWN, lambda since, step: seen[step] > seen[since])
     if not fired or fired[-1] != current:
         return None
     previous = fired[-2] if len(fired) > 1 else 0
@@ -167,14 +168,19 @@ def reread_nudge(
 ) -> str | None:
     """Files modified in the last steps whose earlier reads are now compressed: read them again."""
 
+    reads_by_name: dict[str, list[tuple[int, str]]] = {}
+    for read_step, path in reads:
+        reads_by_name.setdefault(path.rsplit("/", 1)[-1], []).append((read_step, path))
+
     def files(step: int) -> list[str]:
         recent = {path for s in range(max(step - RECENT_STEPS, 0) + 1, step + 1) for path in edits.get(s, [])}
         cutoff = boundary_for(step, settings)
         return sorted(
             {
                 path
-                for read_step, path in reads
-                if read_step <= cutoff and any(same_file(path, e) for e in recent)
+                for edited in recent
+                for read_step, path in reads_by_name.get(edited.rsplit("/", 1)[-1], ())
+                if read_step <= cutoff and same_file(path, edited)
             }
         )
 
@@ -188,16 +194,27 @@ def reread_nudge(
     )
 
 
-def compressed_reads(messages: list[Message], edits: Iterable[Edit]) -> list[tuple[int, str]]:
-    """(message index, path) of the reads the plan shortened."""
-    found = []
-    for edit in edits:
-        by = ((edit.part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
-        if file_reads.NAME in by or stale_reads.NAME in by:
-            source = file_reads.read_source(messages[edit.message_index]["parts"][edit.part_index])
-            if source is not None:
-                found.append((edit.message_index, source[0]))
-    return found
+class Signals(msgspec.Struct, frozen=True):
+    """What one message holds for the nudges, computed once with its compression."""
+
+    memories: tuple[Detection, ...] = ()
+    edited: tuple[str, ...] = ()
+    compressed_reads: tuple[str, ...] = ()
+
+
+def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
+    """Statements to remember, files edited, and files whose reads the transform shortened."""
+    reads = []
+    for index, part in replaced.items():
+        by = ((part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
+        source = file_reads.read_source(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
+        if source is not None:
+            reads.append(source[0])
+    return Signals(
+        tuple(message_memories(message)),
+        tuple(path for part in message["parts"] for path in edited_by(part)),
+        tuple(reads),
+    )
 
 
 def nudge_parts(messages: list[Message], plan: Plan, settings: Settings) -> list[Part]:
@@ -207,12 +224,12 @@ def nudge_parts(messages: list[Message], plan: Plan, settings: Settings) -> list
     if current < 1 or not messages:
         return []
     steps = shape.message_steps
-    memories = by_step(steps, (message_memories(m) for m in messages))
+    memories = by_step(steps, (list(s.memories) for s in plan.signals))
     step_tokens: dict[int, int] = {}
     for step, tokens in zip(steps, plan.message_tokens, strict=True):
         step_tokens[step] = step_tokens.get(step, 0) + tokens
-    edited = by_step(steps, ([p for part in m["parts"] for p in edited_by(part)] for m in messages))
-    reads = [(steps[index], path) for index, path in compressed_reads(messages, plan.edits)]
+    edited = by_step(steps, (list(s.edited) for s in plan.signals))
+    reads = [(steps[index], path) for index, s in enumerate(plan.signals) for path in s.compressed_reads]
     texts = [
         text
         for text in (

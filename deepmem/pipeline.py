@@ -4,9 +4,10 @@ Pure except for the optional CCR store: the same messages and settings always gi
 same bytes. A compressor that raises is counted and its part passes through unchanged.
 
 `plan_transform` runs before every step, so its work is memoized: the outcome of each
-part is kept in a bounded cache keyed by the part's digest, its step, the boundary, the
-tier and the settings; facts and tier are cached by a fingerprint of the old history.
-A new step on a long history then costs one digest per part and dictionary lookups.
+message is kept in a bounded cache keyed by the message's digest, its step, the
+fingerprint of the batch that froze its facts, the tier and the settings; the batches
+are cached by a fingerprint of the old history. A new step on a long history then costs
+one digest per message and dictionary lookups.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import xxhash
 from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, tier_for, visible_text
-from deepmem.nudges import is_nudge, nudge_parts
+from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
 
@@ -67,6 +68,8 @@ class Plan(msgspec.Struct):
     """Synthetic parts (nudges) to append to the last message, after everything else."""
     message_tokens: list[int] = []
     """Per message: estimated tokens of its uncompressed parts (appended nudges excluded)."""
+    signals: list[Signals] = []
+    """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
 
 
 class Outcome(msgspec.Struct, frozen=True):
@@ -98,8 +101,8 @@ class LRU:
         return value
 
 
-OUTCOMES = LRU(65_536)
-TOKENS = LRU(65_536)
+MESSAGES = LRU(32_768)
+TOKENS = LRU(32_768)
 BATCHES = LRU(16)
 
 
@@ -112,10 +115,10 @@ def stats_kind(message: Message, part: Part) -> str:
     return str(part.get("type"))
 
 
-def part_digest(part: Part) -> int | None:
-    """A digest of the whole part, or None when it cannot be encoded (lone surrogates)."""
+def message_digest(message: Message) -> int | None:
+    """A digest of the whole message, or None when it cannot be encoded (lone surrogates)."""
     try:
-        return xxhash.xxh3_128_intdigest(orjson.dumps(part))
+        return xxhash.xxh3_128_intdigest(orjson.dumps(message))
     except TypeError:
         return None
 
@@ -202,20 +205,29 @@ def batch_ends(shape: Layout, messages: list[Message], settings: Settings) -> di
     return ends
 
 
+def message_tokens(message: Message) -> int:
+    """Estimated tokens of a message's parts as the model would see them uncompressed."""
+    return sum(sizes(part)[1] for part in message["parts"] if not is_nudge(part))
+
+
 def freeze_batches(
-    messages: list[Message], digests: list[list[int | None]], shape: Layout, settings: Settings
+    messages: list[Message], digests: list[int | None], shape: Layout, settings: Settings
 ) -> dict[int, Batch]:
     """The Batch of every boundary up to the current one, from one pass over the old messages."""
     ends = batch_ends(shape, messages, settings)
     hasher = xxhash.xxh3_128(repr(settings).encode())
     stops: dict[int, tuple[int, int]] = {}
     tokens = 0
+    start = 0
     for boundary, end in sorted(ends.items()):
-        start = max((e for e in ends.values() if e < end), default=0)
-        for message, message_digests in zip(messages[start:end], digests[start:end], strict=True):
-            for part, digest in zip(message["parts"], message_digests, strict=True):
-                hasher.update(b"?" if digest is None else digest.to_bytes(16, "little"))
-                tokens += sizes(part)[1] if digest is None else TOKENS.get(digest, lambda p=part: sizes(p)[1])
+        for message, digest in zip(messages[start:end], digests[start:end], strict=True):
+            hasher.update(b"?" if digest is None else digest.to_bytes(16, "little"))
+            tokens += (
+                message_tokens(message)
+                if digest is None
+                else TOKENS.get(digest, lambda m=message: message_tokens(m))
+            )
+        start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
     def build() -> dict[int, Batch]:
@@ -235,36 +247,67 @@ NEW_PARTS = Batch(0, 0, "low", Facts())
 """Stand-in batch for parts that are not old (capture-time trimming reads no facts)."""
 
 
-def part_outcome(
-    part: Part, digest: int | None, user_typed: bool, step: int, batch: Batch, tier: Tier, settings: Settings
-) -> Outcome:
-    """The memoized outcome of one part: old parts are compressed, new outputs capture-trimmed."""
-    old = batch is not NEW_PARTS
+class MessageOutcome(msgspec.Struct, frozen=True):
+    """What the transform does to one message: replaced parts, originals, stats, nudge signals."""
+
+    replaced: tuple[tuple[int, Part], ...]
+    originals: tuple[Original, ...]
+    failures: int
+    rows: tuple[tuple[str, tuple[int, ...]], ...]
+    """Per stats kind: (parts, compressed, chars before, after, tokens before, after)."""
+    tokens: int
+    signals: Signals
+
+
+def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
+    """The compressors for one part: none for user text, nudges and parts already compressed."""
+    if is_user_typed(message, part) or is_nudge(part) or "deepmem" in (part.get("metadata") or {}):
+        return ()
+    return compressors_for(part, ctx) if not ctx.captured else capture_compressors(part)
+
+
+def compute_message(
+    message: Message, step: int, batch: Batch, tier: Tier, settings: Settings
+) -> MessageOutcome:
+    """Compress the parts of one message (old: by route; new: capture-time trimming only)."""
     ctx = Context(
         age=batch.boundary - step,
         step=step,
         tier=tier,
         settings=settings,
         facts=batch.facts,
-        captured=not old,
+        captured=batch is NEW_PARTS,
     )
+    replaced, originals, failures, tokens = [], [], 0, 0
+    rows: dict[str, tuple[int, ...]] = {}
+    for part_index, part in enumerate(message["parts"]):
+        outcome = outcome_for(part, ctx, names_for(message, part, ctx))
+        kind = stats_kind(message, part)
+        counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
+        rows[kind] = tuple(map(sum, zip(rows.get(kind, (0,) * 6), counts, strict=True)))
+        failures += outcome.failures
+        tokens += 0 if is_nudge(part) else outcome.tokens[0]
+        if outcome.part is not None:
+            replaced.append((part_index, outcome.part))
+            originals.extend(outcome.originals)
+    signals = message_signals(message, dict(replaced))
+    return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals)
 
-    def compute() -> Outcome:
-        if user_typed or is_nudge(part) or "deepmem" in (part.get("metadata") or {}):
-            names: tuple[str, ...] = ()
-        else:
-            names = compressors_for(part, ctx) if old else capture_compressors(part)
-        return outcome_for(part, ctx, names)
 
+def message_outcome(
+    message: Message, digest: int | None, step: int, batch: Batch, tier: Tier, settings: Settings
+) -> MessageOutcome:
+    """The outcome of one message, memoized on (digest, step, batch fingerprint, tier, settings)."""
     if digest is None:
-        return compute()
-    return OUTCOMES.get((digest, user_typed, step, batch.fingerprint, tier, settings), compute)
+        return compute_message(message, step, batch, tier, settings)
+    key = (digest, step, batch.fingerprint, tier, settings)
+    return MESSAGES.get(key, lambda: compute_message(message, step, batch, tier, settings))
 
 
 def plan_transform(messages: list[Message], settings: Settings, tier: Tier | None = None) -> Plan:
     """Decide every edit for a history seen at its last step."""
     shape = layout(messages, settings)
-    digests = [[part_digest(part) for part in message["parts"]] for message in messages]
+    digests = [message_digest(message) for message in messages]
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
@@ -273,32 +316,30 @@ def plan_transform(messages: list[Message], settings: Settings, tier: Tier | Non
     for index, message in enumerate(messages):
         step = shape.message_steps[index]
         batch = batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
-        plan.message_tokens.append(0)
-        for part_index, part in enumerate(message["parts"]):
-            kind = stats_kind(message, part)
-            digest = digests[index][part_index]
-            outcome = part_outcome(
-                part, digest, kind == "user text", step, batch, tier or batch.tier, settings
+        outcome = message_outcome(message, digests[index], step, batch, tier or batch.tier, settings)
+        for kind, counts in outcome.rows:
+            count(plan.stats.setdefault(kind, KindStats()), counts)
+        plan.failures += outcome.failures
+        plan.message_tokens.append(outcome.tokens)
+        plan.signals.append(outcome.signals)
+        message_id = str(message["info"].get("id", ""))
+        for part_index, part in outcome.replaced:
+            plan.edits.append(
+                Edit(index, part_index, message_id, str(message["parts"][part_index].get("id", "")), part)
             )
-            count(plan.stats.setdefault(kind, KindStats()), outcome)
-            plan.failures += outcome.failures
-            plan.message_tokens[-1] += 0 if is_nudge(part) else outcome.tokens[0]
-            if outcome.part is not None:
-                message_id = str(message["info"].get("id", ""))
-                plan.edits.append(Edit(index, part_index, message_id, str(part.get("id", "")), outcome.part))
-                plan.originals.extend(outcome.originals)
+        plan.originals.extend(outcome.originals)
     plan.tail_parts = nudge_parts(messages, plan, settings)
     return plan
 
 
-def count(row: KindStats, outcome: Outcome) -> None:
-    """Add one part's outcome to its stats row."""
-    row.parts += 1
-    row.compressed += outcome.part is not None
-    row.chars_before += outcome.chars[0]
-    row.chars_after += outcome.chars[1]
-    row.tokens_before += outcome.tokens[0]
-    row.tokens_after += outcome.tokens[1]
+def count(row: KindStats, counts: tuple[int, ...]) -> None:
+    """Add one message's counts for a kind to its stats row."""
+    row.parts += counts[0]
+    row.compressed += counts[1]
+    row.chars_before += counts[2]
+    row.chars_after += counts[3]
+    row.tokens_before += counts[4]
+    row.tokens_after += counts[5]
 
 
 def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:

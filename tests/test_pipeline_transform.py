@@ -164,7 +164,7 @@ def test_idempotent_and_deterministic(tier, settings) -> None:
     messages = kitchen_sink()
     once = compress(messages, settings, CCRStore(None), tier)
     assert compress(once, settings, CCRStore(None), tier) == once
-    pipeline.OUTCOMES.entries.clear()
+    pipeline.MESSAGES.entries.clear()
     pipeline.BATCHES.entries.clear()
     assert encode_json(compress(messages, settings, CCRStore(None), tier)) == encode_json(once)
 
@@ -234,7 +234,7 @@ def test_capture_trims_a_new_output_identically_at_every_step() -> None:
             "parts": [{"id": "prt_c", "type": "text", "text": "next"}],
         }
     ]
-    pipeline.OUTCOMES.entries.clear()
+    pipeline.MESSAGES.entries.clear()
     again = [e for e in plan_transform(later, Settings()).edits if e.part_id == "prt_0099"]
     assert again[0].part == edit.part
 
@@ -295,7 +295,7 @@ def test_memoized_plan_equals_a_cold_plan_on_a_growing_history() -> None:
     settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
     for end in range(10, len(messages), 7):
         warm = plan_transform(messages[:end], settings)
-        pipeline.OUTCOMES.entries.clear()
+        pipeline.MESSAGES.entries.clear()
         pipeline.BATCHES.entries.clear()
         cold = plan_transform(messages[:end], settings)
         assert encode_json([msgspec.to_builtins(e) for e in warm.edits]) == encode_json(
