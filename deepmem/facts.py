@@ -102,11 +102,3 @@ class FactsBuilder:
             newer_call=newer,
             edit_step=dict(self.edited),
         )
-
-
-def compute_facts(old: list[Message]) -> Facts:
-    """Facts from the old messages: edited files, named lines, superseded duplicate calls."""
-    builder = FactsBuilder()
-    for message in old:
-        builder.add(message)
-    return builder.snapshot()
