@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.context import context_units
 from bench.corpus import CORPUS, load_messages, session_paths, step_indexes
 from bench.tokens_o200k import TokenCounter
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.pipeline import apply_transform, message_digest, plan_transform
 from deepmem.types import Message, Settings
 
 
@@ -34,9 +34,9 @@ def concatenated_history(paths: list[Path], tokens: int, counter: TokenCounter) 
     return history, total
 
 
-def transform(history: list[Message], settings: Settings) -> list[Message]:
+def transform(history: list[Message], settings: Settings, digests: list[bytes | None] | None = None) -> list[Message]:
     """One in-process transform: plan, then apply its edits and appended parts."""
-    return apply_transform(history, plan_transform(history, settings))
+    return apply_transform(history, plan_transform(history, settings, digests=digests))
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -46,11 +46,24 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def next_step(history: list[Message], held: list[bytes | None], settings: Settings) -> list[bytes | None]:
+    """Transform a step as the engine does: digests of the messages already seen are kept,
+    the newer ones (and the last one seen, which may have grown) are hashed."""
+    digests = held[: max(len(held) - 1, 0)]
+    digests += [message_digest(message) for message in history[len(digests) :]]
+    transform(history, settings, digests)
+    return digests
+
+
 def per_step_latency(history: list[Message], settings: Settings, steps: int) -> dict[str, float]:
     """Median and max time to transform the history at each of its last `steps` steps."""
     indexes = list(step_indexes(history))[-steps:]
-    transform(history[: indexes[0]], settings)  # the step before, as a running engine saw it
-    seconds = [timed(lambda i=i: transform(history[:i], settings)) for i in indexes]
+    held = next_step(history[: indexes[0]], [], settings)  # the step before, as a running engine saw it
+    seconds = []
+    for index in indexes:
+        start = time.perf_counter()
+        held = next_step(history[:index], held, settings)
+        seconds.append(time.perf_counter() - start)
     return {"steps": len(seconds), "median_ms": 1000 * statistics.median(seconds), "max_ms": 1000 * max(seconds)}
 
 

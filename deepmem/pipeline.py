@@ -7,7 +7,7 @@ same bytes. A compressor that raises is counted and its part passes through unch
 message is kept in a bounded cache keyed by the message's digest, its step, the
 fingerprint of the batch that froze its facts, the tier and the settings; the batches
 are cached by a fingerprint of the old history. A new step on a long history then costs
-one digest per message and dictionary lookups.
+one digest per message (none when the caller already holds them) and dictionary lookups.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ PART_KEY = "part"
 """Compressor name under which whole original parts are stored, for session restore."""
 
 
-class Edit(msgspec.Struct, frozen=True):
+class Edit(msgspec.Struct, frozen=True, gc=False):
     """Replace one part: addressed by position (files) and by ids (the bridge)."""
 
     message_index: int
@@ -72,7 +72,7 @@ class Plan(msgspec.Struct):
     """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class Outcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one part: its replacement (or None), originals, sizes."""
 
     part: Part | None
@@ -102,6 +102,7 @@ class LRU:
 
 
 MESSAGES = LRU(32_768)
+SIZES = LRU(32_768)
 TOKENS = LRU(32_768)
 BATCHES = LRU(16)
 
@@ -115,10 +116,10 @@ def stats_kind(message: Message, part: Part) -> str:
     return str(part.get("type"))
 
 
-def message_digest(message: Message) -> int | None:
+def message_digest(message: Message) -> bytes | None:
     """A digest of the whole message, or None when it cannot be encoded (lone surrogates)."""
     try:
-        return xxhash.xxh3_128_intdigest(orjson.dumps(message))
+        return xxhash.xxh3_128_digest(orjson.dumps(message))
     except TypeError:
         return None
 
@@ -157,9 +158,9 @@ def sizes(part: Part) -> tuple[int, int]:
     return len(text), estimate_tokens(text)
 
 
-def outcome_for(part: Part, ctx: Context, names: tuple[str, ...]) -> Outcome:
-    """Compress one part (fail open: any error leaves it as it was, counted)."""
-    chars, tokens = sizes(part)
+def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int]) -> Outcome:
+    """Compress one part of `before` (characters, tokens) size (fail open: any error leaves it as it was)."""
+    chars, tokens = before
     if not names:
         return Outcome(None, (), 0, (chars, chars), (tokens, tokens))
     try:
@@ -205,13 +206,20 @@ def batch_ends(shape: Layout, messages: list[Message], settings: Settings) -> di
     return ends
 
 
-def message_tokens(message: Message) -> int:
+def message_sizes(message: Message, digest: bytes | None) -> tuple[tuple[int, int], ...]:
+    """(characters, estimated tokens) of each part of a message, memoized on its digest."""
+    if digest is None:
+        return tuple(sizes(part) for part in message["parts"])
+    return SIZES.get(digest, lambda: tuple(sizes(part) for part in message["parts"]))
+
+
+def message_tokens(message: Message, part_sizes: tuple[tuple[int, int], ...]) -> int:
     """Estimated tokens of a message's parts as the model would see them uncompressed."""
-    return sum(sizes(part)[1] for part in message["parts"] if not is_nudge(part))
+    return sum(size[1] for part, size in zip(message["parts"], part_sizes, strict=True) if not is_nudge(part))
 
 
 def freeze_batches(
-    messages: list[Message], digests: list[int | None], shape: Layout, settings: Settings
+    messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings
 ) -> dict[int, Batch]:
     """The Batch of every boundary up to the current one, from one pass over the old messages."""
     ends = batch_ends(shape, messages, settings)
@@ -221,11 +229,11 @@ def freeze_batches(
     start = 0
     for boundary, end in sorted(ends.items()):
         for message, digest in zip(messages[start:end], digests[start:end], strict=True):
-            hasher.update(b"?" if digest is None else digest.to_bytes(16, "little"))
+            hasher.update(b"?" if digest is None else digest)
             tokens += (
-                message_tokens(message)
+                message_tokens(message, message_sizes(message, digest))
                 if digest is None
-                else TOKENS.get(digest, lambda m=message: message_tokens(m))
+                else TOKENS.get(digest, lambda m=message, d=digest: message_tokens(m, message_sizes(m, d)))
             )
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
@@ -247,7 +255,7 @@ NEW_PARTS = Batch(0, 0, "low", Facts())
 """Stand-in batch for parts that are not old (capture-time trimming reads no facts)."""
 
 
-class MessageOutcome(msgspec.Struct, frozen=True):
+class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one message: replaced parts, originals, stats, nudge signals."""
 
     replaced: tuple[tuple[int, Part], ...]
@@ -267,7 +275,7 @@ def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
 
 
 def compute_message(
-    message: Message, step: int, batch: Batch, tier: Tier, settings: Settings
+    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings
 ) -> MessageOutcome:
     """Compress the parts of one message (old: by route; new: capture-time trimming only)."""
     ctx = Context(
@@ -280,8 +288,9 @@ def compute_message(
     )
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, tuple[int, ...]] = {}
+    part_sizes = message_sizes(message, digest)
     for part_index, part in enumerate(message["parts"]):
-        outcome = outcome_for(part, ctx, names_for(message, part, ctx))
+        outcome = outcome_for(part, ctx, names_for(message, part, ctx), part_sizes[part_index])
         kind = stats_kind(message, part)
         counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
         rows[kind] = tuple(map(sum, zip(rows.get(kind, (0,) * 6), counts, strict=True)))
@@ -295,51 +304,55 @@ def compute_message(
 
 
 def message_outcome(
-    message: Message, digest: int | None, step: int, batch: Batch, tier: Tier, settings: Settings
+    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings
 ) -> MessageOutcome:
     """The outcome of one message, memoized on (digest, step, batch fingerprint, tier, settings)."""
     if digest is None:
-        return compute_message(message, step, batch, tier, settings)
+        return compute_message(message, digest, step, batch, tier, settings)
     key = (digest, step, batch.fingerprint, tier, settings)
-    return MESSAGES.get(key, lambda: compute_message(message, step, batch, tier, settings))
+    return MESSAGES.get(key, lambda: compute_message(message, digest, step, batch, tier, settings))
 
 
-def plan_transform(messages: list[Message], settings: Settings, tier: Tier | None = None) -> Plan:
-    """Decide every edit for a history seen at its last step."""
+def plan_transform(
+    messages: list[Message],
+    settings: Settings,
+    tier: Tier | None = None,
+    digests: list[bytes | None] | None = None,
+) -> Plan:
+    """Decide every edit for a history seen at its last step.
+
+    `digests` (one per message: bytes that change whenever the message does) spare the
+    hashing of a history the caller already holds digests for, as the bridge does.
+    """
     shape = layout(messages, settings)
-    digests = [message_digest(message) for message in messages]
+    if digests is None:
+        digests = [message_digest(message) for message in messages]
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
     batches = freeze_batches(messages, digests, shape, settings)
     plan = Plan(shape, tier or batches[shape.boundary].tier, [], [], {})
+    rows: dict[str, list[tuple[int, ...]]] = {}
     for index, message in enumerate(messages):
         step = shape.message_steps[index]
         batch = batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
         outcome = message_outcome(message, digests[index], step, batch, tier or batch.tier, settings)
         for kind, counts in outcome.rows:
-            count(plan.stats.setdefault(kind, KindStats()), counts)
+            rows.setdefault(kind, []).append(counts)
         plan.failures += outcome.failures
         plan.message_tokens.append(outcome.tokens)
         plan.signals.append(outcome.signals)
-        message_id = str(message["info"].get("id", ""))
-        for part_index, part in outcome.replaced:
-            plan.edits.append(
-                Edit(index, part_index, message_id, str(message["parts"][part_index].get("id", "")), part)
+        if outcome.replaced:
+            message_id = str(message["info"].get("id", ""))
+            parts = message["parts"]
+            plan.edits.extend(
+                Edit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
+                for part_index, part in outcome.replaced
             )
-        plan.originals.extend(outcome.originals)
+            plan.originals.extend(outcome.originals)
+    plan.stats = {kind: KindStats(*map(sum, zip(*counts, strict=True))) for kind, counts in rows.items()}
     plan.tail_parts = nudge_parts(messages, plan, settings)
     return plan
-
-
-def count(row: KindStats, counts: tuple[int, ...]) -> None:
-    """Add one message's counts for a kind to its stats row."""
-    row.parts += counts[0]
-    row.compressed += counts[1]
-    row.chars_before += counts[2]
-    row.chars_after += counts[3]
-    row.tokens_before += counts[4]
-    row.tokens_after += counts[5]
 
 
 def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:

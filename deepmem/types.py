@@ -117,7 +117,7 @@ class Context(msgspec.Struct, frozen=True):
     """True for capture-time trimming of a new output inside the protected tail."""
 
 
-class Original(msgspec.Struct, frozen=True):
+class Original(msgspec.Struct, frozen=True, gc=False):
     """An original text a compressor cut, stored in CCR under `key`."""
 
     key: str

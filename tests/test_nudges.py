@@ -4,6 +4,8 @@ at the end of the context, and agreement between a cold and a step-by-step compu
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deepmem import nudges
 from deepmem.ccr import CCRStore
@@ -34,6 +36,28 @@ def test_detects_decisions_constraints_and_fixes(text: str, kind: str) -> None:
 def test_plain_text_is_not_detected() -> None:
     """Ordinary narration triggers nothing."""
     assert nudges.detect_memories("Let me look at the file and run the tests.") == ()
+
+
+def whole_text_detections(text: str) -> tuple[nudges.Detection, ...]:
+    """Every pattern over the whole text, sentence found around each match (the plain way)."""
+    found = []
+    for kind, pattern, _ in nudges.MEMORY_PATTERNS:
+        for match in pattern.finditer(text):
+            start = max(text.rfind(mark, 0, match.start()) for mark in (".", "\n", "。")) + 1
+            sentence = nudges.SENTENCE.match(text, start)
+            snippet = " ".join((sentence.group(0) if sentence else "").split())
+            found.append(nudges.Detection(kind, snippet[: nudges.SNIPPET_CHARS]))
+    return tuple(found)
+
+
+PHRASES = ["We decided to", "I'll use", "MUST NOT", "never use", "the fix is", "Fixed by", "ſhould not",
+           "我决定", "不能", "修复了", "use", "fix", " ", ".", "\n", "。", "x", "İ", "ß"]
+
+
+@given(st.lists(st.sampled_from(PHRASES), max_size=30).map("".join))
+def test_anchored_detection_equals_a_whole_text_scan(text: str) -> None:
+    """Searching only the lines that hold an anchor finds the same detections, in the same order."""
+    assert nudges.detect_memories.__wrapped__(text) == whole_text_detections(text)
 
 
 def session(texts: list[str]) -> list[dict]:

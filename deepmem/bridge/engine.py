@@ -128,7 +128,8 @@ class Engine:
             if exc.code == "resync":
                 forget_held(state)
             raise
-        plan = plan_transform(messages, self.settings)
+        # The plugin's transport digests already name each message's content.
+        plan = plan_transform(messages, self.settings, digests=[digest.encode() for digest in state.digests])
         self.store_originals(plan)
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
