@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from deepmem.types import Part
+import re
+from collections.abc import Callable
+
+from deepmem.markers import removal_marker
+from deepmem.types import Original, Part, Result, cache_key
 
 
 def main_text(part: Part) -> str | None:
@@ -22,3 +26,26 @@ def with_main_text(part: Part, text: str) -> Part:
     state = dict(part["state"])
     state["error" if state.get("status") == "error" else "output"] = text
     return {**part, "state": state}
+
+
+def cut_blocks(
+    part: Part,
+    text: str,
+    pattern: re.Pattern[str],
+    name: str,
+    describe: Callable[[re.Match[str]], str],
+    after: str = "",
+) -> Result | None:
+    """Replace each match of `pattern` in the main text by a removal marker (+ `after`); blocks go to CCR."""
+    originals: list[Original] = []
+
+    def replace(match: re.Match[str]) -> str:
+        block = match.group(0)
+        key = cache_key(block, name)
+        originals.append(Original(key, block))
+        return removal_marker(describe(match), len(block), key) + after
+
+    shortened = pattern.sub(replace, text)
+    if not originals:
+        return None
+    return Result(part=with_main_text(part, shortened), originals=tuple(originals))
