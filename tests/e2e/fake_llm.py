@@ -53,6 +53,10 @@ class Request:
         """Tool results in the request by tool_call_id, as text."""
         return {m.get("tool_call_id", ""): message_text(m) for m in self.messages if m.get("role") == "tool"}
 
+    def system_text(self) -> str:
+        """The system messages' text: where the frozen memory and resume block go."""
+        return _system_text(self.body)
+
     def text(self) -> str:
         """Every message's text joined: what a test greps for content that reached the model."""
         return "\n".join(message_text(m) for m in self.messages)
@@ -99,6 +103,11 @@ class FakeLLM:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def add_session_script(self, prompt: str, steps: list[dict[str, Any]]) -> None:
+        """Play `steps` for a session whose first user message holds `prompt` (a later, new session)."""
+        with self._lock:
+            self._scripts[prompt] = steps
 
     def start(self) -> FakeLLM:
         """Listen on a free port of 127.0.0.1 in a daemon thread."""

@@ -195,3 +195,16 @@ def test_compaction_writes_a_checkpoint_and_gets_no_memory_block(opencode_projec
     assert '"read alpha and beta"' in checkpoint  # written from the session's own history
     assert "## Task overview" in summary.text()  # deepmem's structured prompt replaced OpenCode's
     assert project.llm.steps_played() == len(script)
+
+    # A new session of the project starts from that checkpoint, the same bytes at every step.
+    assert not any("<deepmem-resume>" in r.system_text() for r in project.llm.agent_requests())
+    follow_up = "carry on where we stopped"
+    project.llm.add_session_script(follow_up, [bash("echo four"), {"text": "Carried on."}])
+    second = project.run(follow_up)
+    assert second.ok, second.stderr[-3000:]
+    assert second.session_id != run.session_id
+    resumed = project.llm.agent_requests(follow_up)
+    assert len(resumed) == 2
+    blocks = [r.system_text() for r in resumed]
+    assert "<deepmem-resume>" in blocks[0] and '"read alpha and beta"' in blocks[0]
+    assert blocks[0] == blocks[1]
