@@ -6,7 +6,9 @@ then definitions (def, class, function, …).
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from deepmem.compressors.commands import read_target, same_file
@@ -67,7 +69,7 @@ def named_for(path: str, facts: Facts) -> set[int]:
     return {line for named, line in candidates if same_file(named, path)}
 
 
-def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) -> list[int]:
+def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) -> Iterator[int]:
     """Indices of lines named by later errors/greps first, then of definitions."""
     named: list[int] = []
     if source is not None:
@@ -75,7 +77,7 @@ def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) ->
         if wanted:
             numbers = file_line_numbers(lines, source[1])
             named = [i for i, number in enumerate(numbers) if number in wanted]
-    return named + lines_matching(lines, DEFINITION)
+    return itertools.chain(named, lines_matching(lines, DEFINITION))
 
 
 def shorten_read(part: Part, ctx: Context, name: str, budget: Budget, prefix: str = "") -> Result | None:

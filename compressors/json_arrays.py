@@ -24,6 +24,7 @@ NESTED_LIMIT = 30
 """Arrays with more items than this are crushed."""
 WRAPPED = re.compile(r"\A(.*?<output>\s*)(\[.*?)(\s*</output>\s*)\Z", re.DOTALL)
 BARE = re.compile(r"\A(\s*)(\[.*?)(\s*)\Z", re.DOTALL)
+OPENING = re.compile(r"<output>\s*\[")
 LOOKS_LIKE_ARRAY = re.compile(r'\[\s*(?:[{\["\]]|-?\d+(?:\.\d+)?\s*[,\]]|true\b|false\b|null\b)')
 KEEP: dict[Tier, tuple[int, int, int]] = {"low": (5, 3, 6), "medium": (4, 2, 4), "high": (3, 1, 2)}
 """Per tier: (head items, tail items, distinct middle items)."""
@@ -31,7 +32,11 @@ KEEP: dict[Tier, tuple[int, int, int]] = {"low": (5, 3, 6), "medium": (4, 2, 4),
 
 def json_body(text: str) -> tuple[str, str, str] | None:
     """(before, JSON text, after) when the output is an array, bare or inside `<output>` tags."""
-    match = WRAPPED.match(text) or BARE.match(text)
+    # What each pattern needs, checked first: most outputs are neither, and say so quickly.
+    wrapped = text.rstrip().endswith("</output>") and OPENING.search(text) is not None
+    if not wrapped and not text.lstrip().startswith("["):
+        return None
+    match = (WRAPPED.match(text) if wrapped else None) or BARE.match(text)
     if match is None or not LOOKS_LIKE_ARRAY.match(match.group(2)):
         return None
     return match.group(1), match.group(2), match.group(3)

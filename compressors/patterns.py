@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # The alternatives that can start anywhere come first and `AssertionError` is left to
 # `Error\b`: whether a line matches is unchanged, and the search is about twice as fast.
@@ -32,11 +33,17 @@ SCAN_CHARS = 1_000
 """Patterns look at the first characters of a line only (a 10 MB line stays linear)."""
 
 
-def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> list[int]:
-    """Indices of the lines each pattern finds, pattern by pattern (priority order)."""
-    return [i for pattern in patterns for i, line in enumerate(lines) if pattern.search(line, 0, SCAN_CHARS)]
+def names_a_path(text: str) -> bool:
+    """True when the start of a text holds a path (`PATH`, which needs a `/`)."""
+    return "/" in text and PATH.search(text, 0, SCAN_CHARS) is not None
 
 
-def command_key_lines(lines: list[str]) -> list[int]:
+def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> Iterator[int]:
+    """Indices of the lines each pattern finds, pattern by pattern (priority order), lazily:
+    a reader that has enough key lines stops the search."""
+    return (i for pattern in patterns for i, line in enumerate(lines) if pattern.search(line, 0, SCAN_CHARS))
+
+
+def command_key_lines(lines: list[str]) -> Iterator[int]:
     """Failing tests first, then summary/exit lines, then error lines (indices, by priority)."""
     return lines_matching(lines, FAILING_TEST, SUMMARY, ERROR_LINE)

@@ -3,12 +3,13 @@ decisions), other sentences cut; one marker at the end counts what went."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import msgspec
 
 from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.patterns import HEADER, PATH, SCAN_CHARS
+from deepmem.compressors.patterns import HEADER, SCAN_CHARS, names_a_path
 from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
@@ -49,12 +50,8 @@ def clip_text(text: str, width: int) -> str:
 def shorten_paragraph(line: str, budget: ProseBudget, first: bool) -> str | None:
     """The opening sentence of the first paragraph, then sentences with decisions or paths."""
     sentences = SENTENCE_END.split(line.strip())
-    keys = [
-        s
-        for s in sentences[1 if first else 0 :]
-        if DECISION.search(s, 0, SCAN_CHARS) or PATH.search(s, 0, SCAN_CHARS)
-    ]
-    kept = ([sentences[0]] if first else []) + keys[: budget.key_sentences]
+    keys = (s for s in sentences[1 if first else 0 :] if DECISION.search(s, 0, SCAN_CHARS) or names_a_path(s))
+    kept = ([sentences[0]] if first else []) + list(itertools.islice(keys, budget.key_sentences))
     if not kept:
         return None
     text = " ".join(clip_text(s, budget.sentence_chars) for s in kept)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
 from deepmem.compressors.patterns import HEADER, lines_matching
@@ -25,9 +27,9 @@ def frontmatter(lines: list[str]) -> list[int]:
     return list(range(fences[0], fences[1] + 1)) if len(fences) >= 2 else []
 
 
-def key_lines(lines: list[str]) -> list[int]:
+def key_lines(lines: list[str]) -> Iterator[int]:
     """Frontmatter first, then rules, then headers."""
-    return frontmatter(lines) + lines_matching(lines, RULE, HEADER)
+    return itertools.chain(frontmatter(lines), lines_matching(lines, RULE, HEADER))
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

@@ -23,7 +23,8 @@ def edited_after(part: Part, ctx: Context) -> int | None:
     source = read_source(part)
     if source is None:
         return None
-    steps = [step for path, step in ctx.facts.edit_step.items() if same_file(path, source[0])]
+    edits = ctx.facts.edit_steps.get(source[0].rsplit("/", 1)[-1], ())
+    steps = [step for path, step in edits if same_file(path, source[0])]
     latest = max(steps, default=0)
     return latest if latest > ctx.step else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
 from deepmem.compressors.patterns import ERROR_LINE, HEADER, PATH, lines_matching
@@ -21,7 +22,7 @@ DECISION = re.compile(r"(?i)\b(?:decided|conclusion|root cause|fixed|must|should
 KEY_PATTERNS = (TAGS, HEADER, ERROR_LINE, DECISION, PATH)
 
 
-def key_lines(lines: list[str]) -> list[int]:
+def key_lines(lines: list[str]) -> Iterator[int]:
     """Task tags and headers first, then errors, decisions and paths."""
     return lines_matching(lines, *KEY_PATTERNS)
 

@@ -64,8 +64,8 @@ class FactsBuilder:
         self.step = 0
         self.edited: dict[str, int] = {}
         self.lines: set[tuple[str, int]] = set()
-        self.calls_by_signature: dict[str, list[str]] = {}
         self.part_ids: dict[str, list[str]] = {}
+        self.newer: dict[str, str] = {}
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
@@ -85,20 +85,19 @@ class FactsBuilder:
                     self.lines |= named_lines(state[field])
             signature = call_signature(part)
             if signature is not None:
-                self.calls_by_signature.setdefault(signature, []).append(str(part.get("callID", "")))
-                self.part_ids.setdefault(signature, []).append(str(part.get("id", "")))
+                older = self.part_ids.setdefault(signature, [])
+                for part_id in older:
+                    self.newer[part_id] = str(part.get("callID", ""))
+                older.append(str(part.get("id", "")))
 
     def snapshot(self) -> Facts:
         """The facts of everything added so far."""
-        newer = {
-            part_id: self.calls_by_signature[signature][-1]
-            for signature, ids in self.part_ids.items()
-            for part_id in ids[:-1]
-        }
-        return Facts(
-            edited_paths=frozenset(self.edited),
-            named_lines=frozenset(self.lines),
-            superseded_calls=frozenset(newer),
-            newer_call=newer,
-            edit_step=dict(self.edited),
-        )
+        return Facts(named_lines=frozenset(self.lines), newer_call=dict(self.newer), edit_steps=by_file_name(self.edited))
+
+
+def by_file_name(edit_step: dict[str, int]) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Edited paths and their steps grouped by file name."""
+    grouped: dict[str, list[tuple[str, int]]] = {}
+    for path, step in edit_step.items():
+        grouped.setdefault(path.rsplit("/", 1)[-1], []).append((path, step))
+    return {name: tuple(pairs) for name, pairs in grouped.items()}

@@ -76,16 +76,13 @@ class MessageView(msgspec.Struct):
 class Facts(msgspec.Struct, frozen=True):
     """What compressors may know about the rest of the session, frozen at the boundary."""
 
-    edited_paths: frozenset[str] = frozenset()
-    """Files written by edit/write/patch at or before the boundary."""
     named_lines: frozenset[tuple[str, int]] = frozenset()
     """(path, line) pairs named by errors, tracebacks or greps at or before the boundary."""
-    superseded_calls: frozenset[str] = frozenset()
-    """Part ids of tool calls repeated later with the same signature."""
     newer_call: dict[str, str] = {}
     """Part id of an older duplicate call → callID of its newest copy."""
-    edit_step: dict[str, int] = {}
-    """Path → last step (assistant index) that edited it, up to the boundary."""
+    edit_steps: dict[str, tuple[tuple[str, int], ...]] = {}
+    """File name → (path, last step that edited it) for each edited path of that name, up to
+    the boundary (by name, so a read finds its edits without scanning them all)."""
 
 
 class Settings(msgspec.Struct, frozen=True):
