@@ -217,7 +217,9 @@ def reread_nudge(
             }
         )
 
-    fired = fire_steps(current, REREAD_COOLDOWN, lambda since, step: bool(files(step)))
+    # Only a step with an edit in its last RECENT_STEPS steps can have files to name.
+    recent = {step + ahead for step, paths in edits.items() if paths for ahead in range(RECENT_STEPS)}
+    fired = fire_steps(current, REREAD_COOLDOWN, lambda since, step: step in recent and bool(files(step)))
     if not fired or fired[-1] != current:
         return None
     return (

@@ -306,13 +306,21 @@ def append_edit(session_id: str, message_id: str, part: dict[str, Any]) -> dict[
 
 
 def diff_held(state: SessionState, wanted: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Edits the plugin lacks or holds in another version, and keys it must drop."""
+    """Edits the plugin lacks or holds in another version, and keys it must drop.
+
+    An edit whose part is the very object held last step (parts come from the pipeline's
+    memo, never mutated) for the same message and digest is not encoded again.
+    """
     edits = []
     for key, edit in wanted.items():
+        content, address = edit.get("part", edit.get("append")), (edit["message"], edit.get("d"))
+        known = state.held.get(key)
+        if known is not None and known[0] is content and known[1] == address:
+            continue
         digest = xxhash.xxh3_64_hexdigest(orjson.dumps(edit))
-        if state.held.get(key) != digest:
-            state.held[key] = digest
+        if known is None or known[2] != digest:
             edits.append(edit)
+        state.held[key] = (content, address, digest)
     drop = [key for key in state.held if key not in wanted]
     for key in drop:
         del state.held[key]

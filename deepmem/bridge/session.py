@@ -22,8 +22,9 @@ class SessionState(msgspec.Struct):
     """Per message, the chained digest of the messages up to and including it."""
     parts: dict[str, tuple[str, Part]] = {}
     """Part id → (transport digest, part) for every part of the current history."""
-    held: dict[str, str] = {}
-    """Edit key → digest of the edit the plugin holds (it re-applies them every step)."""
+    held: dict[str, tuple[Any, tuple[str, str | None], str]] = {}
+    """Edit key → (its part, (message id, part digest), digest of the whole edit) for every
+    edit the plugin holds (it re-applies them every step)."""
     appends: dict[str, dict[str, Any]] = {}
     """Sticky appended parts (the whisper of each user message): edit key → edit."""
     whispered: set[str] = set()
