@@ -91,9 +91,10 @@ class LRU:
 
     def get(self, key: Any, compute: Callable[[], Any]) -> Any:
         """The cached value for key, computing and storing it when absent."""
-        if key in self.entries:
+        value = self.entries.get(key, MISSING)
+        if value is not MISSING:
             self.entries.move_to_end(key)
-            return self.entries[key]
+            return value
         value = compute()
         self.entries[key] = value
         if len(self.entries) > self.size:
@@ -101,6 +102,7 @@ class LRU:
         return value
 
 
+MISSING = object()
 MESSAGES = LRU(32_768)
 SIZES = LRU(32_768)
 TOKENS = LRU(32_768)
@@ -304,12 +306,12 @@ def compute_message(
 
 
 def message_outcome(
-    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings
+    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings, settings_key: str
 ) -> MessageOutcome:
     """The outcome of one message, memoized on (digest, step, batch fingerprint, tier, settings)."""
     if digest is None:
         return compute_message(message, digest, step, batch, tier, settings)
-    key = (digest, step, batch.fingerprint, tier, settings)
+    key = (digest, step, batch.fingerprint, tier, settings_key)
     return MESSAGES.get(key, lambda: compute_message(message, digest, step, batch, tier, settings))
 
 
@@ -333,10 +335,11 @@ def plan_transform(
     batches = freeze_batches(messages, digests, shape, settings)
     plan = Plan(shape, tier or batches[shape.boundary].tier, [], [], {})
     rows: dict[str, list[tuple[int, ...]]] = {}
+    settings_key = repr(settings)  # hashed once per plan, not once per message
     for index, message in enumerate(messages):
         step = shape.message_steps[index]
         batch = batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
-        outcome = message_outcome(message, digests[index], step, batch, tier or batch.tier, settings)
+        outcome = message_outcome(message, digests[index], step, batch, tier or batch.tier, settings, settings_key)
         for kind, counts in outcome.rows:
             rows.setdefault(kind, []).append(counts)
         plan.failures += outcome.failures
