@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 # The alternatives that can start anywhere come first and `AssertionError` is left to
 # `Error\b`: whether a line matches is unchanged, and the search is about twice as fast.
@@ -33,6 +33,49 @@ SCAN_CHARS = 1_000
 """Patterns look at the first characters of a line only (a 10 MB line stays linear)."""
 
 
+def fold(text: str) -> str:
+    """The text casefolded, dotted and dotless i made plain `i`: any text a case-insensitive
+    pattern matches holds, once folded, the lower-case ASCII words of that pattern."""
+    return text.casefold().replace("ı", "i").replace("\u0307", "")
+
+
+def may_fail_test(line: str) -> bool:
+    """False for a line FAILING_TEST cannot match."""
+    return line.startswith(("FAIL", "ERROR", "___")) or "::" in line
+
+
+def may_summarise(line: str) -> bool:
+    """False for a line SUMMARY cannot match."""
+    if line[:1] in "=rRoOfF":
+        return True
+    folded = fold(line[:SCAN_CHARS])
+    return "returncode" in folded or "exit " in folded
+
+
+ERROR_WORDS = ("error", "exception", "warning", "fatal", "panic", "fail", "traceback", 'file "', "assert")
+
+
+def may_be_error(line: str) -> bool:
+    """False for a line ERROR_LINE cannot match."""
+    if line[:1] in "eE":
+        return True
+    folded = fold(line[:SCAN_CHARS])
+    return any(word in folded for word in ERROR_WORDS)
+
+
+def any_line(line: str) -> bool:
+    """The check of a pattern without a cheaper one: every line may match."""
+    return True
+
+
+PREFILTERS: dict[re.Pattern[str], Callable[[str], bool]] = {
+    FAILING_TEST: may_fail_test,
+    SUMMARY: may_summarise,
+    ERROR_LINE: may_be_error,
+}
+"""Cheap checks that rule a line out before a pattern's search (most lines are ruled out)."""
+
+
 def names_a_path(text: str) -> bool:
     """True when the start of a text holds a path (`PATH`, which needs a `/`)."""
     return "/" in text and PATH.search(text, 0, SCAN_CHARS) is not None
@@ -41,7 +84,12 @@ def names_a_path(text: str) -> bool:
 def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> Iterator[int]:
     """Indices of the lines each pattern finds, pattern by pattern (priority order), lazily:
     a reader that has enough key lines stops the search."""
-    return (i for pattern in patterns for i, line in enumerate(lines) if pattern.search(line, 0, SCAN_CHARS))
+    return (
+        i
+        for pattern in patterns
+        for i, line in enumerate(lines)
+        if PREFILTERS.get(pattern, any_line)(line) and pattern.search(line, 0, SCAN_CHARS)
+    )
 
 
 def command_key_lines(lines: list[str]) -> Iterator[int]:

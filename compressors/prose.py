@@ -9,7 +9,7 @@ import re
 import msgspec
 
 from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.patterns import HEADER, SCAN_CHARS, names_a_path
+from deepmem.compressors.patterns import HEADER, SCAN_CHARS, fold, names_a_path
 from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
@@ -40,6 +40,11 @@ DECISION = re.compile(
     r"(?i)\b(?:decided?|instead|must|should not|shouldn't|never|root cause|the fix|fixed|"
     r"the (?:issue|problem|bug|cause) (?:is|was)|because|fails?|failed|error)\b|决定|必须|不能|不要|修复|原因"
 )
+DECISION_ANCHORS = (
+    "decide", "instead", "must", "should", "never", "root cause", "the fix", "fixed", "the issue", "the problem",
+    "the bug", "the cause", "because", "fail", "error", "决定", "必须", "不能", "不要", "修复", "原因",
+)
+"""Every DECISION match holds one of these (folded): a paragraph with none skips the search."""
 
 
 def clip_text(text: str, width: int) -> str:
@@ -50,7 +55,13 @@ def clip_text(text: str, width: int) -> str:
 def shorten_paragraph(line: str, budget: ProseBudget, first: bool) -> str | None:
     """The opening sentence of the first paragraph, then sentences with decisions or paths."""
     sentences = SENTENCE_END.split(line.strip())
-    keys = (s for s in sentences[1 if first else 0 :] if DECISION.search(s, 0, SCAN_CHARS) or names_a_path(s))
+    folded = fold(line)
+    decisive = any(anchor in folded for anchor in DECISION_ANCHORS)
+    keys = (
+        s
+        for s in sentences[1 if first else 0 :]
+        if (decisive and DECISION.search(s, 0, SCAN_CHARS)) or names_a_path(s)
+    )
     kept = ([sentences[0]] if first else []) + list(itertools.islice(keys, budget.key_sentences))
     if not kept:
         return None

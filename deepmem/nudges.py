@@ -21,6 +21,7 @@ import msgspec
 
 from deepmem.compressors import file_reads, stale_reads
 from deepmem.compressors.commands import same_file
+from deepmem.compressors.patterns import fold
 from deepmem.facts import edited_by
 from deepmem.history import boundary_for, tier_for
 from deepmem.types import Message, Part, Settings
@@ -65,7 +66,7 @@ MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("fix", "root cause", "resolved by", "problem was", "修复", "根本原因", "问题在于", "解决了"),
     ),
 )
-"""Per kind: its pattern, and anchors (casefolded) of which every match contains one."""
+"""Per kind: its pattern, and anchors of which every match, folded, contains one."""
 SENTENCE = re.compile(r"[^.!?。！？\n]*[.!?。！？\n]?")
 
 
@@ -87,10 +88,10 @@ def detect_memories(text: str) -> tuple[Detection, ...]:
 
     Sentences never cross a line, so only the lines holding one of a kind's anchors are
     searched for it (the same detections in the same order, several times faster). The
-    casefolded text may differ in length, never in its lines.
+    folded text may differ in length, never in its lines.
     """
     found = []
-    folded = text.casefold()
+    folded = fold(text)
     lines: list[str] | None = None
     for kind, pattern, anchors in MEMORY_PATTERNS:
         present = [anchor for anchor in anchors if anchor in folded]

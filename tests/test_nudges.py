@@ -51,7 +51,8 @@ def whole_text_detections(text: str) -> tuple[nudges.Detection, ...]:
 
 
 PHRASES = ["We decided to", "I'll use", "MUST NOT", "never use", "the fix is", "Fixed by", "ſhould not",
-           "我决定", "不能", "修复了", "use", "fix", " ", ".", "\n", "。", "x", "İ", "ß"]
+           "We decİded to", "the fıx is", "我决定", "不能", "修复了", "use", "fix", " ", ".", "\n", "。", "x",
+           "İ", "ß"]
 
 
 @given(st.lists(st.sampled_from(PHRASES), max_size=30).map("".join))

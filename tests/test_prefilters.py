@@ -1,0 +1,55 @@
+"""The cheap checks that let a search skip a line or a paragraph never skip a match."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deepmem.compressors import prose
+from deepmem.compressors.patterns import (
+    ERROR_LINE,
+    FAILING_TEST,
+    PREFILTERS,
+    SCAN_CHARS,
+    SUMMARY,
+    fold,
+    lines_matching,
+)
+
+PIECES = [
+    "Error", "ERROR", "error:", "exception", "Warning", "fatal", "panic", "FAILED", "failure", "FAIL:",
+    "Traceback (most recent call last)", 'File "a.py", line 3', "assert", "E   ", "e  ", "tests/t.py::test_x",
+    "::", "___ test_y ___", "=== 1 failed, 2 passed in 0.1s ===", "Ran 3 tests", "OK", "FAILED (failures=1)",
+    "<returncode>1</returncode>", "exit code 2", "exit status", "faİled", "erroR", "traceback", "fıle \"",
+    "aſſert", "İ", "ı", "ſ", " ", "\t", "x", "=", "_", ".", ":", "\u0307",
+]
+SENTENCE_PIECES = [
+    "We decided", "instead", "MUST", "should not", "shouldn't", "never", "root cause", "The fix", "fixed",
+    "the issue was", "the bug is", "because", "fails", "failed", "Error", "decİded", "fıxed", "ſhould not",
+    "决定", "必须", "不能", "不要", "修复", "原因", " ", ".", "x", "İ", "ı",
+]
+lines = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
+
+
+@given(lines)
+def test_a_line_ruled_out_never_matches(line: str) -> None:
+    """FAILING_TEST, SUMMARY and ERROR_LINE find nothing in a line their check rules out."""
+    for pattern in (FAILING_TEST, SUMMARY, ERROR_LINE):
+        if not PREFILTERS[pattern](line):
+            assert pattern.search(line, 0, SCAN_CHARS) is None
+
+
+@given(st.lists(lines, max_size=8))
+def test_lines_matching_equals_a_plain_scan(text_lines: list[str]) -> None:
+    """With the checks, the same lines come out in the same order."""
+    plain = [
+        i for p in (FAILING_TEST, SUMMARY, ERROR_LINE) for i, line in enumerate(text_lines) if p.search(line, 0, SCAN_CHARS)
+    ]
+    assert list(lines_matching(text_lines, FAILING_TEST, SUMMARY, ERROR_LINE)) == plain
+
+
+@given(st.lists(st.sampled_from(SENTENCE_PIECES), max_size=12).map("".join))
+def test_every_decision_holds_an_anchor(text: str) -> None:
+    """A paragraph without any of the anchors holds no DECISION match."""
+    if prose.DECISION.search(text):
+        assert any(anchor in fold(text) for anchor in prose.DECISION_ANCHORS)
