@@ -91,6 +91,17 @@ class LRU:
         self.size = size
         self.entries: OrderedDict[Any, Any] = OrderedDict()
 
+    def peek(self, key: Any) -> Any:
+        """The cached value for key, or None (its place in the order unchanged)."""
+        return self.entries.get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        """Store a value under key, as the most recently used."""
+        self.entries[key] = value
+        self.entries.move_to_end(key)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
     def get(self, key: Any, compute: Callable[[], Any]) -> Any:
         """The cached value for key, computing and storing it when absent."""
         value = self.entries.get(key, MISSING)
@@ -334,6 +345,76 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+class Accumulated(msgspec.Struct, gc=False):
+    """Per-message results of the latest plan of one history, kept so that the plan one step
+    later recomputes only the messages after the prefix the two histories share."""
+
+    keys: list[tuple[Any, ...]] = []
+    """Per message: (digest, step, batch fingerprint, tier), all its outcome depends on."""
+    edit_ends: list[int] = []
+    original_ends: list[int] = []
+    failures: list[int] = []
+    """Per message: running counts of edits, originals and failures up to it."""
+    totals: list[dict[str, tuple[int, ...]]] = []
+    """Per message: each stats kind's counts summed up to it."""
+    edits: list[Edit] = []
+    originals: list[Original] = []
+    message_tokens: list[int] = []
+    signals: list[Signals] = []
+
+    def prefix(self, count: int) -> Accumulated:
+        """A copy holding the first `count` messages' results."""
+        if count == 0:
+            return Accumulated()
+        return Accumulated(
+            self.keys[:count],
+            self.edit_ends[:count],
+            self.original_ends[:count],
+            self.failures[:count],
+            self.totals[:count],
+            self.edits[: self.edit_ends[count - 1]],
+            self.originals[: self.original_ends[count - 1]],
+            self.message_tokens[:count],
+            self.signals[:count],
+        )
+
+    def add(self, index: int, message: Message, key: tuple[Any, ...], outcome: MessageOutcome) -> None:
+        """Append one message's outcome."""
+        if outcome.replaced:
+            message_id = str(message["info"].get("id", ""))
+            parts = message["parts"]
+            self.edits.extend(
+                Edit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
+                for part_index, part in outcome.replaced
+            )
+            self.originals.extend(outcome.originals)
+        totals = dict(self.totals[-1]) if self.totals else {}
+        for kind, counts in outcome.rows:
+            known = totals.get(kind)
+            totals[kind] = counts if known is None else tuple(a + b for a, b in zip(known, counts, strict=True))
+        self.keys.append(key)
+        self.edit_ends.append(len(self.edits))
+        self.original_ends.append(len(self.originals))
+        self.failures.append((self.failures[-1] if self.failures else 0) + outcome.failures)
+        self.totals.append(totals)
+        self.message_tokens.append(outcome.tokens)
+        self.signals.append(outcome.signals)
+
+
+HISTORIES = LRU(64)
+"""Accumulated results by (settings, tier, digest of the first message): one per live history."""
+
+
+def shared_prefix(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> int:
+    """How many leading message keys two plans share (a message without a digest ends it)."""
+    count = 0
+    for before, now in zip(old, new, strict=False):
+        if before != now or now[0] is None:
+            break
+        count += 1
+    return count
+
+
 def plan_transform(
     messages: list[Message],
     settings: Settings,
@@ -360,27 +441,36 @@ def plan_history(
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
     batches = freeze_batches(messages, digests, shape, settings)
-    plan = Plan(shape, tier or batches[shape.boundary].tier, [], [], {})
-    rows: dict[str, list[tuple[int, ...]]] = {}
     settings_key = repr(settings)  # hashed once per plan, not once per message
-    for index, message in enumerate(messages):
-        step = shape.message_steps[index]
-        batch = batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
-        outcome = message_outcome(message, digests[index], step, batch, tier or batch.tier, settings, settings_key)
-        for kind, counts in outcome.rows:
-            rows.setdefault(kind, []).append(counts)
-        plan.failures += outcome.failures
-        plan.message_tokens.append(outcome.tokens)
-        plan.signals.append(outcome.signals)
-        if outcome.replaced:
-            message_id = str(message["info"].get("id", ""))
-            parts = message["parts"]
-            plan.edits.extend(
-                Edit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
-                for part_index, part in outcome.replaced
-            )
-            plan.originals.extend(outcome.originals)
-    plan.stats = {kind: KindStats(*map(sum, zip(*counts, strict=True))) for kind, counts in rows.items()}
+    message_batches = [
+        batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
+        for index, step in enumerate(shape.message_steps)
+    ]
+    keys = [
+        (digest, step, batch.fingerprint, tier or batch.tier)
+        for digest, step, batch in zip(digests, shape.message_steps, message_batches, strict=True)
+    ]
+    history = (settings_key, tier, digests[0] if digests else None)
+    previous = HISTORIES.peek(history)
+    kept = shared_prefix(previous.keys, keys) if previous is not None else 0
+    done = previous.prefix(kept) if previous is not None else Accumulated()
+    for index in range(kept, len(messages)):
+        batch = message_batches[index]
+        outcome = message_outcome(
+            messages[index], digests[index], keys[index][1], batch, keys[index][3], settings, settings_key
+        )
+        done.add(index, messages[index], keys[index], outcome)
+    HISTORIES.put(history, done)
+    plan = Plan(
+        shape,
+        tier or batches[shape.boundary].tier,
+        list(done.edits),
+        list(done.originals),
+        {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()},
+        failures=done.failures[-1] if done.failures else 0,
+        message_tokens=list(done.message_tokens),
+        signals=list(done.signals),
+    )
     plan.tail_parts = nudge_parts(messages, plan, settings)
     return plan
 
