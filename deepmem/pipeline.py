@@ -6,8 +6,11 @@ same bytes. A compressor that raises is counted and its part passes through unch
 `plan_transform` runs before every step, so its work is memoized: the outcome of each
 message is kept in a bounded cache keyed by the message's digest, its step, the
 fingerprint of the batch that froze its facts, the tier and the settings; the batches
-are cached by a fingerprint of the old history. A new step on a long history then costs
-one digest per message (none when the caller already holds them) and dictionary lookups.
+are cached by a fingerprint of the old history; and the per-message results of each
+history's latest plan are kept, so the next step recomputes only the messages after the
+prefix the two share. A new step on a long history then costs one digest per message
+(none when the caller already holds them), a comparison of message keys, and the work of
+its new messages.
 """
 
 from __future__ import annotations
