@@ -13,7 +13,7 @@ import msgspec
 
 from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import chars_marker, gap_marker, marker
-from deepmem.tokens import estimate_tokens
+from deepmem.tokens import estimate_tokens, tokens_at_least
 from deepmem.types import Original, Part, Result, Tier, cache_key
 
 SAVING = 4
@@ -45,7 +45,8 @@ def kept_indices(count: int, budget: Budget, key_lines: Iterable[int]) -> set[in
 
 def worth_cutting(cut: str, mark: str) -> bool:
     """True when replacing `cut` by `mark` saves at least SAVING tokens."""
-    return estimate_tokens(cut) > estimate_tokens(mark) + SAVING
+    needed = estimate_tokens(mark) + SAVING
+    return tokens_at_least(cut) > needed or estimate_tokens(cut) > needed
 
 
 def clip(line: str, width: int) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from deepmem.tokens import estimate_tokens
+from deepmem.tokens import estimate_tokens, tokens_at_least
 
 from .conftest import FIXTURES
 
@@ -50,3 +52,9 @@ def test_deterministic_and_monotone_in_repetition() -> None:
     text = SAMPLES[0]["text"]
     assert estimate_tokens(text) == estimate_tokens(text)
     assert 1.9 <= estimate_tokens(text + "\n" + text) / estimate_tokens(text) <= 2.1
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab9 \t\r\n.=-#*~_+/^\\,;()中é\x00")), max_size=80))
+def test_lower_bound_never_exceeds_the_estimate(text: str) -> None:
+    """`tokens_at_least` is a true lower bound, repeated punctuation and tabs included."""
+    assert tokens_at_least(text) <= estimate_tokens(text)
