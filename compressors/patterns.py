@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
+
+import msgspec
 
 # The alternatives that can start anywhere come first and `AssertionError` is left to
 # `Error\b`: whether a line matches is unchanged, and the search is about twice as fast.
@@ -39,41 +41,53 @@ def fold(text: str) -> str:
     return text.casefold().replace("ı", "i").replace("\u0307", "")
 
 
-def may_fail_test(line: str) -> bool:
-    """False for a line FAILING_TEST cannot match."""
-    return line.startswith(("FAIL", "ERROR", "___")) or "::" in line
+def lines_holding(text: str, words: Iterable[str]) -> list[int]:
+    """Numbers of the lines of `text` in which one of the words occurs, in order."""
+    positions = []
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            positions.append(at)
+            at = text.find(word, at + 1)
+    numbers, number, previous = [], 0, 0
+    for at in sorted(positions):
+        number += text.count("\n", previous, at)
+        previous = at
+        if not numbers or numbers[-1] != number:
+            numbers.append(number)
+    return numbers
 
 
-def may_summarise(line: str) -> bool:
-    """False for a line SUMMARY cannot match."""
-    if line[:1] in "=rRoOfF":
-        return True
-    folded = fold(line[:SCAN_CHARS])
-    return "returncode" in folded or "exit " in folded
+class Needles(msgspec.Struct, frozen=True):
+    """What every match of a line pattern holds: one of `words` somewhere in its line, or
+    one of `starts` at its start (both looked for in the folded text when `folded`)."""
+
+    words: tuple[str, ...]
+    starts: tuple[str, ...] = ()
+    folded: bool = False
 
 
 ERROR_WORDS = ("error", "exception", "warning", "fatal", "panic", "fail", "traceback", 'file "', "assert")
-
-
-def may_be_error(line: str) -> bool:
-    """False for a line ERROR_LINE cannot match."""
-    if line[:1] in "eE":
-        return True
-    folded = fold(line[:SCAN_CHARS])
-    return any(word in folded for word in ERROR_WORDS)
-
-
-def any_line(line: str) -> bool:
-    """The check of a pattern without a cheaper one: every line may match."""
-    return True
-
-
-PREFILTERS: dict[re.Pattern[str], Callable[[str], bool]] = {
-    FAILING_TEST: may_fail_test,
-    SUMMARY: may_summarise,
-    ERROR_LINE: may_be_error,
+NEEDLES: dict[re.Pattern[str], Needles] = {
+    FAILING_TEST: Needles(("::",), starts=("FAIL", "ERROR", "___")),
+    SUMMARY: Needles(("returncode", "exit "), starts=("=", "r", "o", "f"), folded=True),
+    ERROR_LINE: Needles(ERROR_WORDS, starts=("e",), folded=True),
+    DEFINITION: Needles(
+        ("@", "def", "class", "function", "export", "interface", "struct", "enum", "impl", "fn", "func", "type")
+    ),
 }
-"""Cheap checks that rule a line out before a pattern's search (most lines are ruled out)."""
+"""Patterns whose candidate lines are found first by plain substring search over the whole
+text: the pattern then runs on those lines only (most lines of an output are none)."""
+
+
+def candidate_lines(haystack: str, needles: Needles) -> list[int]:
+    """Numbers of the lines that may match a pattern with these needles, in order (`haystack`
+    is the text, folded when the needles are)."""
+    numbers = set(lines_holding(haystack, needles.words))
+    numbers.update(number + 1 for number in lines_holding(haystack, ["\n" + start for start in needles.starts]))
+    if haystack.startswith(needles.starts):
+        numbers.add(0)
+    return sorted(numbers)
 
 
 def names_a_path(text: str) -> bool:
@@ -84,12 +98,19 @@ def names_a_path(text: str) -> bool:
 def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> Iterator[int]:
     """Indices of the lines each pattern finds, pattern by pattern (priority order), lazily:
     a reader that has enough key lines stops the search."""
-    return (
-        i
-        for pattern in patterns
-        for i, line in enumerate(lines)
-        if PREFILTERS.get(pattern, any_line)(line) and pattern.search(line, 0, SCAN_CHARS)
-    )
+    haystacks: dict[bool, str] = {}
+    for pattern in patterns:
+        needles = NEEDLES.get(pattern)
+        if needles is None:
+            indices: Iterable[int] = range(len(lines))
+        else:
+            if needles.folded not in haystacks:
+                text = "\n".join(lines)
+                haystacks[needles.folded] = fold(text) if needles.folded else text
+            indices = candidate_lines(haystacks[needles.folded], needles)
+        for index in indices:
+            if pattern.search(lines[index], 0, SCAN_CHARS):
+                yield index
 
 
 def command_key_lines(lines: list[str]) -> Iterator[int]:

@@ -21,7 +21,7 @@ import msgspec
 
 from deepmem.compressors import file_reads, stale_reads
 from deepmem.compressors.commands import same_file
-from deepmem.compressors.patterns import fold
+from deepmem.compressors.patterns import fold, lines_holding
 from deepmem.facts import edited_by
 from deepmem.history import boundary_for, tier_for
 from deepmem.types import Message, Part, Settings
@@ -99,26 +99,9 @@ def detect_memories(text: str) -> tuple[Detection, ...]:
             continue
         if lines is None:
             lines = text.split("\n")
-        for number in anchor_lines(folded, present):
+        for number in lines_holding(folded, present):
             found.extend(Detection(kind, snippet) for snippet in sentences_matching(pattern, lines[number]))
     return tuple(found)
-
-
-def anchor_lines(folded: str, anchors: list[str]) -> list[int]:
-    """The numbers of the lines holding one of the anchors, in order."""
-    positions = []
-    for anchor in anchors:
-        at = folded.find(anchor)
-        while at >= 0:
-            positions.append(at)
-            at = folded.find(anchor, at + 1)
-    numbers, number, previous = [], 0, 0
-    for at in sorted(positions):
-        number += folded.count("\n", previous, at)
-        previous = at
-        if not numbers or numbers[-1] != number:
-            numbers.append(number)
-    return numbers
 
 
 def sentences_matching(pattern: re.Pattern[str], line: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The cheap checks that let a search skip a line or a paragraph never skip a match."""
+"""The substring checks that let a search skip lines or paragraphs never skip a match."""
 
 from __future__ import annotations
 
@@ -8,21 +8,26 @@ from hypothesis import strategies as st
 
 from deepmem.compressors import prose
 from deepmem.compressors.patterns import (
+    DEFINITION,
     ERROR_LINE,
     FAILING_TEST,
-    PREFILTERS,
+    NEEDLES,
     SCAN_CHARS,
     SUMMARY,
+    candidate_lines,
     fold,
     lines_matching,
 )
+
+PATTERNS = (FAILING_TEST, SUMMARY, ERROR_LINE, DEFINITION)
 
 PIECES = [
     "Error", "ERROR", "error:", "exception", "Warning", "fatal", "panic", "FAILED", "failure", "FAIL:",
     "Traceback (most recent call last)", 'File "a.py", line 3', "assert", "E   ", "e  ", "tests/t.py::test_x",
     "::", "___ test_y ___", "=== 1 failed, 2 passed in 0.1s ===", "Ran 3 tests", "OK", "FAILED (failures=1)",
     "<returncode>1</returncode>", "exit code 2", "exit status", "faİled", "erroR", "traceback", "fıle \"",
-    "aſſert", "İ", "ı", "ſ", " ", "\t", "x", "=", "_", ".", ":", "\u0307",
+    "aſſert", "İ", "ı", "ſ", " ", "\t", "x", "=", "_", ".", ":", "\u0307", "def f():", "  12\tclass A:",
+    "@wrap", "async def g", "pub fn h", "func main", "type T = int", "impl X", "enum E", "export const",
 ]
 SENTENCE_PIECES = [
     "We decided", "instead", "MUST", "should not", "shouldn't", "never", "root cause", "The fix", "fixed",
@@ -33,9 +38,10 @@ lines = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 
 
 def assert_never_skipped(line: str) -> None:
-    """FAILING_TEST, SUMMARY and ERROR_LINE find nothing in a line their check rules out."""
-    for pattern in (FAILING_TEST, SUMMARY, ERROR_LINE):
-        if not PREFILTERS[pattern](line):
+    """A pattern finds nothing in a line its needles rule out."""
+    for pattern in PATTERNS:
+        needles = NEEDLES[pattern]
+        if 0 not in candidate_lines(fold(line) if needles.folded else line, needles):
             assert pattern.search(line, 0, SCAN_CHARS) is None, (pattern.pattern, line)
 
 
@@ -53,11 +59,9 @@ def test_a_line_ruled_out_never_matches(line: str) -> None:
 
 @given(st.lists(lines, max_size=8))
 def test_lines_matching_equals_a_plain_scan(text_lines: list[str]) -> None:
-    """With the checks, the same lines come out in the same order."""
-    plain = [
-        i for p in (FAILING_TEST, SUMMARY, ERROR_LINE) for i, line in enumerate(text_lines) if p.search(line, 0, SCAN_CHARS)
-    ]
-    assert list(lines_matching(text_lines, FAILING_TEST, SUMMARY, ERROR_LINE)) == plain
+    """With the needles, the same lines come out in the same order."""
+    plain = [i for p in PATTERNS for i, line in enumerate(text_lines) if p.search(line, 0, SCAN_CHARS)]
+    assert list(lines_matching(text_lines, *PATTERNS)) == plain
 
 
 @given(st.lists(st.sampled_from(SENTENCE_PIECES), max_size=12).map("".join))
