@@ -9,7 +9,7 @@ import re
 import msgspec
 
 from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.patterns import HEADER, SCAN_CHARS, fold, names_a_path
+from deepmem.compressors.patterns import HEADER, SCAN_CHARS, fold, lines_holding, names_a_path
 from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
@@ -52,11 +52,10 @@ def clip_text(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width].rstrip() + "…"
 
 
-def shorten_paragraph(line: str, budget: ProseBudget, first: bool) -> str | None:
-    """The opening sentence of the first paragraph, then sentences with decisions or paths."""
+def shorten_paragraph(line: str, budget: ProseBudget, first: bool, decisive: bool) -> str | None:
+    """The opening sentence of the first paragraph, then sentences with decisions or paths
+    (decisions are looked for only in a `decisive` paragraph, one holding an anchor)."""
     sentences = SENTENCE_END.split(line.strip())
-    folded = fold(line)
-    decisive = any(anchor in folded for anchor in DECISION_ANCHORS)
     keys = (
         s
         for s in sentences[1 if first else 0 :]
@@ -69,13 +68,13 @@ def shorten_paragraph(line: str, budget: ProseBudget, first: bool) -> str | None
     return text + (" …" if len(kept) < len(sentences) else "")
 
 
-def shorten_lines(lines: list[str], budget: ProseBudget) -> list[str]:
+def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> list[str]:
     """Walk the lines: fences keep their first lines, headings stay, items and prose shrink."""
     out: list[str] = []
     fence_left: int | None = None
     skipped = 0
     first = True
-    for line in lines:
+    for index, line in enumerate(lines):
         if FENCE.match(line):
             if fence_left is None:
                 fence_left = budget.code_lines
@@ -95,7 +94,7 @@ def shorten_lines(lines: list[str], budget: ProseBudget) -> list[str]:
         elif LIST_ITEM.match(line):
             out.append(clip_text(line, budget.item_chars))
         else:
-            shortened = shorten_paragraph(line, budget, first)
+            shortened = shorten_paragraph(line, budget, first, index in decisive)
             first = False
             if shortened is not None:
                 out.append(shortened)
@@ -110,7 +109,8 @@ def compress(part: Part, ctx: Context) -> Result | None:
     budget = BUDGETS[ctx.tier]
     if not text or len(text) < budget.min_chars:
         return None
-    body = "\n".join(line for line in shorten_lines(text.split("\n"), budget) if line.strip())
+    decisive = set(lines_holding(fold(text), DECISION_ANCHORS))
+    body = "\n".join(line for line in shorten_lines(text.split("\n"), budget, decisive) if line.strip())
     key = cache_key(text, NAME)
     shortened = f"{body}\n{marker(len(text) - len(body), len(text), 'chars', key)}"
     if not worth_cutting(text, shortened):
