@@ -46,7 +46,7 @@ MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?i)\b(?:I'll use|I will use|we'll use|we will use|let's use|I(?:'ve)? decided|we(?:'ve)? decided|"
             r"decided to|going with|we chose|I chose|switch(?:ing)? to)\b|我决定|我们决定|决定(?:使用|用|采用)|改用|采用"
         ),
-        ("use", "decided", "going with", "chose", "switch", "决定", "改用", "采用"),
+        ("ll use", "let's use", "decided", "going with", "chose", "switch", "决定", "改用", "采用"),
     ),
     (
         "constraint",
@@ -63,7 +63,7 @@ MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?i)\b(?:fixed by|the fix (?:is|was)|root cause (?:is|was)|fixed (?:it|this|the \w+) (?:by|with)|"
             r"resolved by|the problem was)\b|修复了|修复方法|根本原因|问题在于|解决了"
         ),
-        ("fix", "root cause", "resolved by", "problem was", "修复", "根本原因", "问题在于", "解决了"),
+        ("fixed ", "the fix ", "root cause", "resolved by", "problem was", "修复", "根本原因", "问题在于", "解决了"),
     ),
 )
 """Per kind: its pattern, and anchors of which every match, folded, contains one."""

@@ -51,8 +51,15 @@ def whole_text_detections(text: str) -> tuple[nudges.Detection, ...]:
 
 
 PHRASES = ["We decided to", "I'll use", "MUST NOT", "never use", "the fix is", "Fixed by", "ſhould not",
-           "We decİded to", "the fıx is", "我决定", "不能", "修复了", "use", "fix", " ", ".", "\n", "。", "x",
-           "İ", "ß"]
+           "We decİded to", "the fıx is", "I will use", "let's use", "LET'S USE", "fixed it with", "we chose",
+           "switching to", "going with", "root cause was", "resolved by", "the problem was", "我决定", "不能",
+           "修复了", "use", "fix", " ", ".", "\n", "。", "x", "İ", "ß"]
+
+
+@pytest.mark.parametrize("text", PHRASES)
+def test_each_phrase_is_detected_as_by_a_whole_text_scan(text: str) -> None:
+    """Every anchor is covered: each phrase alone gives the plain scan's detections."""
+    assert nudges.detect_memories.__wrapped__(text) == whole_text_detections(text)
 
 
 @given(st.lists(st.sampled_from(PHRASES), max_size=30).map("".join))
