@@ -31,7 +31,11 @@ def main_stages(command: str) -> list[str]:
 
 def program(stage: str) -> str:
     """The program a stage runs (`git grep` counts as `grep`)."""
-    tokens = words(stage)
+    return program_of(words(stage))
+
+
+def program_of(tokens: list[str]) -> str:
+    """The program of a stage's shell words (leading `NAME=value` assignments skipped)."""
     while tokens and "=" in tokens[0] and not tokens[0].startswith("-"):
         tokens = tokens[1:]
     if len(tokens) > 1 and tokens[0] == "git" and tokens[1] in ("grep", "ls-files"):
@@ -85,7 +89,7 @@ def written_paths(command: str) -> tuple[str, ...]:
             stages = [s for s in PIPE.split(segment) if s.strip()]
             for stage in stages:
                 tokens = words(stage)
-                name = program(stage)
+                name = program_of(tokens)
                 if name == "sed" and any(t.startswith("-i") for t in tokens) and len(tokens) > 2:
                     found.append(tokens[-1])
                 elif name == "tee":
