@@ -87,19 +87,18 @@ def is_json_array(part: Part, ctx: Context) -> bool:
 
 
 REFINEMENTS: tuple[tuple[str, Callable[[Part, Context], bool], str], ...] = (
-    ("*", is_duplicate, "duplicate"),
     ("read", is_stale, "stale-read"),
     ("command", is_json_array, "json"),
     ("search", is_json_array, "json"),
 )
-"""(kind or `*`, test, refined kind): the first matching row wins."""
+"""(kind, test, refined kind): the first matching row wins."""
 
 
 def output_key(part: Part, ctx: Context) -> str:
     """The ROUTES key for a completed, unprotected tool output."""
     kind = tool_kind(part)
     for source, test, refined in REFINEMENTS:
-        if source in ("*", kind) and test(part, ctx):
+        if source == kind and test(part, ctx):
             return refined
     return kind
 
@@ -118,7 +117,10 @@ def route_keys(part: Part, ctx: Context) -> tuple[str, ...]:
         return ()
     if is_protected_tool(str(part.get("tool", ""))):
         return ("input",)
-    return (output_key(part, ctx), "input")
+    keys = (output_key(part, ctx), "input")
+    # A repeated call becomes a pointer first; when the pointer would not be shorter, its
+    # kind's compressors still apply, so a second pass finds nothing left to do.
+    return ("duplicate", *keys) if is_duplicate(part, ctx) else keys
 
 
 def compressors_for(part: Part, ctx: Context) -> tuple[str, ...]:

@@ -23,9 +23,8 @@ SMALL = Settings(tail_steps=1, batch_steps=2)
 
 words = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
 lines = st.lists(words, max_size=30).map("\n".join)
-blocks = st.sampled_from(
-    ["", "<system-reminder>remember the plan</system-reminder>\n", "<thinking>maybe x</thinking> "]
-)
+BLOCK = "<system-reminder>remember the plan</system-reminder>\n"
+blocks = st.sampled_from(["", BLOCK, "<thinking>maybe x</thinking> "])
 
 
 @st.composite
@@ -93,6 +92,28 @@ def test_deterministic(messages: list[dict]) -> None:
 def test_idempotent(messages: list[dict]) -> None:
     """Compressing an already compressed history changes nothing."""
     once = compress(messages, CCRStore(None))
+    assert compress(once, CCRStore(None)) == once
+
+
+def test_a_repeated_call_too_short_to_point_at_is_compressed_in_one_pass() -> None:
+    """A duplicate whose pointer would not be shorter still gets its kind's compressors at
+    once: a second pass would otherwise find the newer copy changed and cut the older one."""
+
+    def message(index: int, part: dict) -> dict:
+        base = {"id": f"prt_{index}", "sessionID": "ses_x", "messageID": f"msg_{index:03d}"}
+        return {"info": {"id": f"msg_{index:03d}", "sessionID": "ses_x", "role": part.pop("role")}, "parts": [base | part]}
+
+    call = {"status": "completed", "input": {"command": ""}, "output": BLOCK, "title": "t"}
+    user = {"role": "user", "type": "text", "text": "", "synthetic": False}
+    messages = [
+        message(0, dict(user)),
+        message(1, {"role": "assistant", "type": "tool", "tool": "bash", "callID": "call_1", "state": dict(call)}),
+        message(2, dict(user)),
+        message(3, {"role": "assistant", "type": "tool", "tool": "bash", "callID": "call_3", "state": dict(call)}),
+        message(4, {"role": "assistant", "type": "text", "text": ""}),
+    ]
+    once = compress(messages, CCRStore(None))
+    assert BLOCK not in once[1]["parts"][0]["state"]["output"]
     assert compress(once, CCRStore(None)) == once
 
 
