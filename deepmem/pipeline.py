@@ -121,7 +121,6 @@ class LRU:
 MISSING = object()
 MESSAGES = LRU(32_768)
 SIZES = LRU(32_768)
-TOKENS = LRU(32_768)
 BATCHES = LRU(16)
 
 
@@ -224,16 +223,25 @@ def batch_ends(shape: Layout, messages: list[Message], settings: Settings) -> di
     return ends
 
 
-def message_sizes(message: Message, digest: bytes | None) -> tuple[tuple[int, int], ...]:
-    """(characters, estimated tokens) of each part of a message, memoized on its digest."""
-    if digest is None:
-        return tuple(sizes(part) for part in message["parts"])
-    return SIZES.get(digest, lambda: tuple(sizes(part) for part in message["parts"]))
+class MessageSizes(msgspec.Struct, frozen=True, gc=False):
+    """A message's size as the model would see it uncompressed."""
+
+    parts: tuple[tuple[int, int], ...]
+    """(characters, estimated tokens) of each part."""
+    tokens: int
+    """Estimated tokens of the whole message, appended nudges left out."""
 
 
-def message_tokens(message: Message, part_sizes: tuple[tuple[int, int], ...]) -> int:
-    """Estimated tokens of a message's parts as the model would see them uncompressed."""
-    return sum(size[1] for part, size in zip(message["parts"], part_sizes, strict=True) if not is_nudge(part))
+def measure_message(message: Message) -> MessageSizes:
+    """The sizes of one message's parts and their token total."""
+    parts = tuple(sizes(part) for part in message["parts"])
+    tokens = sum(size[1] for part, size in zip(message["parts"], parts, strict=True) if not is_nudge(part))
+    return MessageSizes(parts, tokens)
+
+
+def message_sizes(message: Message, digest: bytes | None) -> MessageSizes:
+    """The sizes of a message, memoized on its digest."""
+    return measure_message(message) if digest is None else SIZES.get(digest, lambda: measure_message(message))
 
 
 def freeze_batches(
@@ -248,11 +256,7 @@ def freeze_batches(
     for boundary, end in sorted(ends.items()):
         for message, digest in zip(messages[start:end], digests[start:end], strict=True):
             hasher.update(b"?" if digest is None else digest)
-            tokens += (
-                message_tokens(message, message_sizes(message, digest))
-                if digest is None
-                else TOKENS.get(digest, lambda m=message, d=digest: message_tokens(m, message_sizes(m, d)))
-            )
+            tokens += message_sizes(message, digest).tokens
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
@@ -306,7 +310,7 @@ def compute_message(
     )
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, tuple[int, ...]] = {}
-    part_sizes = message_sizes(message, digest)
+    part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
         outcome = outcome_for(part, ctx, names_for(message, part, ctx), part_sizes[part_index])
         kind = stats_kind(message, part)
