@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import TypeVar
+
+T = TypeVar("T")
 
 READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
 SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack", "find", "ls", "tree", "locate", "fd"})
@@ -97,6 +101,19 @@ def written_paths(command: str) -> tuple[str, ...]:
             found.extend(m.group(1) for m in REDIRECT.finditer(segment))
     found.extend(m.group(1) for m in PYTHON_WRITE.finditer(command))
     return tuple(path for path in found if path and not path.startswith("/dev/") and not path.startswith("&"))
+
+
+def file_name(path: str) -> str:
+    """The last component of a path (two spellings of one file always share it)."""
+    return path.rsplit("/", 1)[-1]
+
+
+def by_file_name(pairs: Iterable[tuple[str, T]]) -> dict[str, tuple[tuple[str, T], ...]]:
+    """(path, value) pairs grouped by file name, so a lookup compares only same-named paths."""
+    grouped: dict[str, list[tuple[str, T]]] = {}
+    for path, value in pairs:
+        grouped.setdefault(file_name(path), []).append((path, value))
+    return {name: tuple(group) for name, group in grouped.items()}
 
 
 def same_file(a: str, b: str) -> bool:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from deepmem.compressors.commands import read_target, same_file
+from deepmem.compressors.commands import by_file_name, file_name, read_target, same_file
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
 from deepmem.compressors.patterns import DEFINITION, lines_matching
 from deepmem.types import Context, Facts, Part, Result
@@ -55,17 +55,14 @@ def file_line_numbers(lines: list[str], first: int) -> list[int | None]:
 
 
 @lru_cache(maxsize=8)
-def named_by_file_name(named_lines: frozenset[tuple[str, int]]) -> dict[str, list[tuple[str, int]]]:
-    """Named (path, line) pairs grouped by file name, so a read looks only at its own name."""
-    grouped: dict[str, list[tuple[str, int]]] = {}
-    for path, line in named_lines:
-        grouped.setdefault(path.rsplit("/", 1)[-1], []).append((path, line))
-    return grouped
+def named_by_file_name(named_lines: frozenset[tuple[str, int]]) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Named (path, line) pairs grouped by file name, once per set of facts."""
+    return by_file_name(named_lines)
 
 
 def named_for(path: str, facts: Facts) -> set[int]:
     """Lines of `path` named by errors or greps in the old history."""
-    candidates = named_by_file_name(facts.named_lines).get(path.rsplit("/", 1)[-1], ())
+    candidates = named_by_file_name(facts.named_lines).get(file_name(path), ())
     return {line for named, line in candidates if same_file(named, path)}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepmem.compressors.commands import same_file
+from deepmem.compressors.commands import file_name, same_file
 from deepmem.compressors.file_reads import read_source, shorten_read
 from deepmem.compressors.lines import Budget, by_tier
 from deepmem.markers import note
@@ -23,7 +23,7 @@ def edited_after(part: Part, ctx: Context) -> int | None:
     source = read_source(part)
     if source is None:
         return None
-    edits = ctx.facts.edit_steps.get(source[0].rsplit("/", 1)[-1], ())
+    edits = ctx.facts.edit_steps.get(file_name(source[0]), ())
     steps = [step for path, step in edits if same_file(path, source[0])]
     latest = max(steps, default=0)
     return latest if latest > ctx.step else None

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import orjson
 
-from deepmem.compressors.commands import written_paths
+from deepmem.compressors.commands import by_file_name, written_paths
 from deepmem.types import Facts, Message
 
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
@@ -92,12 +92,5 @@ class FactsBuilder:
 
     def snapshot(self) -> Facts:
         """The facts of everything added so far."""
-        return Facts(named_lines=frozenset(self.lines), newer_call=dict(self.newer), edit_steps=by_file_name(self.edited))
+        return Facts(named_lines=frozenset(self.lines), newer_call=dict(self.newer), edit_steps=by_file_name(self.edited.items()))
 
-
-def by_file_name(edit_step: dict[str, int]) -> dict[str, tuple[tuple[str, int], ...]]:
-    """Edited paths and their steps grouped by file name."""
-    grouped: dict[str, list[tuple[str, int]]] = {}
-    for path, step in edit_step.items():
-        grouped.setdefault(path.rsplit("/", 1)[-1], []).append((path, step))
-    return {name: tuple(pairs) for name, pairs in grouped.items()}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from deepmem.compressors import file_reads, stale_reads
-from deepmem.compressors.commands import same_file
+from deepmem.compressors.commands import by_file_name, file_name, same_file
 from deepmem.compressors.patterns import fold, lines_holding
 from deepmem.facts import edited_by
 from deepmem.history import boundary_for, tier_for
@@ -185,9 +185,7 @@ def reread_nudge(
 ) -> str | None:
     """Files modified in the last steps whose earlier reads are now compressed: read them again."""
 
-    reads_by_name: dict[str, list[tuple[int, str]]] = {}
-    for read_step, path in reads:
-        reads_by_name.setdefault(path.rsplit("/", 1)[-1], []).append((read_step, path))
+    reads_by_name = by_file_name((path, read_step) for read_step, path in reads)
 
     def files(step: int) -> list[str]:
         recent = {path for s in range(max(step - RECENT_STEPS, 0) + 1, step + 1) for path in edits.get(s, [])}
@@ -196,7 +194,7 @@ def reread_nudge(
             {
                 path
                 for edited in recent
-                for read_step, path in reads_by_name.get(edited.rsplit("/", 1)[-1], ())
+                for path, read_step in reads_by_name.get(file_name(edited), ())
                 if read_step <= cutoff and same_file(path, edited)
             }
         )

@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from deepmem.compressors import REGISTRY, ROUTES, compressors_for
+from deepmem.compressors.commands import by_file_name
 from deepmem.compressors.text_fields import main_text
-from deepmem.facts import by_file_name
 from deepmem.markers import marker_keys
 from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
 
@@ -89,7 +89,7 @@ def test_shell_read_uses_nl_numbers_for_named_lines() -> None:
 def test_stale_read_is_marked_and_shortened_harder() -> None:
     """A read of a file edited at a later step says so and keeps fewer lines than a fresh read."""
     read = next(p for p in transform_parts() if p["tool"] == "read")
-    facts = Facts(edit_steps=by_file_name({"/home/user/demo/jsonpkg/decoder.py": 7}))
+    facts = Facts(edit_steps=by_file_name({"/home/user/demo/jsonpkg/decoder.py": 7}.items()))
     assert "stale_reads" in compressors_for(read, ctx(step=3, facts=facts))
     assert "stale_reads" not in compressors_for(read, ctx(step=8, facts=facts))
     stale = main_text(REGISTRY["stale_reads"].compress(read, ctx(step=3, facts=facts)).part)
