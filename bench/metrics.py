@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from bench.context import common_prefix_chars
+from deepmem.support import visible_count
 
 CACHED_RATE = 0.1
 """Price of input tokens that repeat the previous request's prefix (cache read)."""
@@ -26,11 +27,26 @@ class Meter(msgspec.Struct):
     """Characters of each previous request that the next one starts with, summed."""
     previous_chars: int = 0
     """Characters of each previous request (steps after the first), summed."""
+    quoted: int = 0
+    """Lines the steps' tool inputs quote from earlier tool output, summed (next-step support)."""
+    quoted_visible: int = 0
+    """Of those, the lines visible in the request the step was produced from."""
+    quoting_steps: int = 0
+    """Steps that quote at least one line."""
+    supported_steps: int = 0
+    """Quoting steps whose request showed every quoted line."""
     previous_units: list[str] = []
     previous_length: int = 0
 
-    def add(self, units: list[str], counts: list[int]) -> None:
-        """Account for one request given as visible units and their token counts."""
+    def add(self, units: list[str], counts: list[int], quoted: list[str] = ()) -> None:
+        """Account for one request given as visible units, their token counts, and the lines
+        that the step produced from it quotes."""
+        if quoted:
+            visible = visible_count(quoted, "\n".join(units))
+            self.quoted += len(quoted)
+            self.quoted_visible += visible
+            self.quoting_steps += 1
+            self.supported_steps += visible == len(quoted)
         total = sum(counts)
         shared, chars, partial = common_prefix_chars(self.previous_units, units)
         cached = float(sum(counts[:shared]))
@@ -64,6 +80,10 @@ class Meter(msgspec.Struct):
         self.cached_tokens += other.cached_tokens
         self.prefix_chars += other.prefix_chars
         self.previous_chars += other.previous_chars
+        self.quoted += other.quoted
+        self.quoted_visible += other.quoted_visible
+        self.quoting_steps += other.quoting_steps
+        self.supported_steps += other.supported_steps
 
 
 def ratios(meter: Meter, baseline: Meter) -> dict[str, float]:
@@ -74,6 +94,8 @@ def ratios(meter: Meter, baseline: Meter) -> dict[str, float]:
         "cost_warm": _ratio(meter.warm_cost, baseline.warm_cost),
         "cost_cold": _ratio(meter.cold_cost, baseline.cold_cost),
         "prefix_stability": _ratio(meter.prefix_chars, meter.previous_chars),
+        "support": _ratio(meter.quoted_visible, meter.quoted),
+        "steps_supported": _ratio(meter.supported_steps, meter.quoting_steps),
     }
 
 

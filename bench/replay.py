@@ -23,6 +23,7 @@ from bench.metrics import Meter, ratios  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
 from bench.strategies import Deepmem, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
 from bench.tokens_o200k import TokenCounter  # noqa: E402
+from deepmem.support import quoted_lines  # noqa: E402
 from deepmem.types import Settings  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -46,9 +47,10 @@ def replay_session(messages: list, players: list, counter: TokenCounter) -> dict
     meters = {player.name: Meter() for player in players}
     for index in step_indexes(messages):
         history = messages[:index]
+        quoted = quoted_lines(history, messages[index])
         for player in players:
             units = player.context(history)
-            meters[player.name].add(units, counter.count_many(units))
+            meters[player.name].add(units, counter.count_many(units), quoted)
     return meters
 
 

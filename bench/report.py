@@ -18,7 +18,7 @@ def format_sessions(result: dict, contender: str = "deepmem") -> str:
     """One row per session: its size and deepmem's ratios."""
     header = (
         f"{'session':<34}{'steps':>6}{'tokens':>12}{'raw×':>7}{'final×':>8}"
-        f"{'prefix':>8}{'cost×':>7}{'cold×':>7}"
+        f"{'prefix':>8}{'cost×':>7}{'cold×':>7}{'support':>9}"
     )
     lines = [f"{contender} against no compression, per session", header, "-" * len(header)]
     for row in result["sessions"]:
@@ -26,6 +26,7 @@ def format_sessions(result: dict, contender: str = "deepmem") -> str:
         lines.append(
             f"{_short(row['session']):<34}{row['steps']:>6}{row['tokens']:>12,}{r['raw']:>7.2f}"
             f"{r['final']:>8.2f}{r['prefix_stability']:>8.1%}{r['cost_warm']:>7.2f}{r['cost_cold']:>7.2f}"
+            f"{r['support']:>9.1%}"
         )
     return "\n".join(lines) + "\n\n"
 
@@ -33,7 +34,10 @@ def format_sessions(result: dict, contender: str = "deepmem") -> str:
 def format_totals(result: dict) -> str:
     """One row per contender over the whole corpus."""
     totals = result["totals"]
-    header = f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost× warm':>12}{'cost× cold':>12}{'prefix':>9}"
+    header = (
+        f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost× warm':>12}{'cost× cold':>12}{'prefix':>9}"
+        f"{'support':>9}{'steps ok':>10}"
+    )
     lines = [
         f"all {len(result['sessions'])} sessions, {totals['steps']:,} steps, "
         f"{totals['tokens']:,} tokens uncompressed (summed over steps)",
@@ -43,7 +47,7 @@ def format_totals(result: dict) -> str:
     for name, r in totals["ratios"].items():
         lines.append(
             f"{name:<26}{r['raw']:>7.3f}{r['final']:>8.3f}{r['cost_warm']:>12.3f}"
-            f"{r['cost_cold']:>12.3f}{r['prefix_stability']:>9.1%}"
+            f"{r['cost_cold']:>12.3f}{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
         )
     timing = result["deepmem_transform_ms"]
     lines.append(
