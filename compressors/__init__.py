@@ -33,6 +33,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "duplicate": ("duplicates",),
     "read": ("system_blocks", "file_reads"),
     "stale-read": ("system_blocks", "stale_reads"),
+    "working": ("system_blocks", "working_outputs"),
     "search": ("system_blocks", "search_results"),
     "json": ("json_arrays", "command_output"),
     "command": ("system_blocks", "command_output"),
@@ -80,6 +81,11 @@ def is_stale(part: Part, ctx: Context) -> bool:
     return stale_reads.edited_after(part, ctx) is not None
 
 
+def in_working_set(part: Part, ctx: Context) -> bool:
+    """An output the agent is still working on (`deepmem.working_set`)."""
+    return str(part.get("id", "")) in ctx.facts.working_set
+
+
 def is_json_array(part: Part, ctx: Context) -> bool:
     """Output that is (or looks like) a JSON array."""
     text = main_text(part)
@@ -87,6 +93,8 @@ def is_json_array(part: Part, ctx: Context) -> bool:
 
 
 REFINEMENTS: tuple[tuple[str, Callable[[Part, Context], bool], str], ...] = (
+    ("read", in_working_set, "working"),
+    ("command", in_working_set, "working"),
     ("read", is_stale, "stale-read"),
     ("command", is_json_array, "json"),
     ("search", is_json_array, "json"),

@@ -13,6 +13,7 @@ import orjson
 
 from deepmem.compressors.commands import by_file_name, written_paths
 from deepmem.types import Facts, Message
+from deepmem.working_set import WorkingSetBuilder, user_text
 
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
 NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+)[:\s]')
@@ -66,20 +67,26 @@ class FactsBuilder:
         self.lines: set[tuple[str, int]] = set()
         self.part_ids: dict[str, list[str]] = {}
         self.newer: dict[str, str] = {}
+        self.working = WorkingSetBuilder()
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
         if message["info"]["role"] == "assistant":
             self.step += 1
+        else:
+            self.working.add_named(user_text(message))
         for part in message["parts"]:
             if part.get("type") == "patch":
                 for path in part.get("files") or ():
                     self.edited[str(path)] = self.step
+                    self.working.add_edit(str(path))
             if part.get("type") != "tool":
                 continue
             state = part.get("state") or {}
+            self.working.add_part(part)
             for path in edited_by(part):
                 self.edited[path] = self.step
+                self.working.add_edit(path)
             for field in ("output", "error"):
                 if isinstance(state.get(field), str):
                     self.lines |= named_lines(state[field])
@@ -92,5 +99,10 @@ class FactsBuilder:
 
     def snapshot(self) -> Facts:
         """The facts of everything added so far."""
-        return Facts(named_lines=frozenset(self.lines), newer_call=dict(self.newer), edit_steps=by_file_name(self.edited.items()))
+        return Facts(
+            named_lines=frozenset(self.lines),
+            newer_call=dict(self.newer),
+            edit_steps=by_file_name(self.edited.items()),
+            working_set=self.working.snapshot(),
+        )
 

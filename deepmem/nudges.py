@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from deepmem.compressors import file_reads, stale_reads
+from deepmem.compressors import file_reads, stale_reads, working_outputs
 from deepmem.compressors.commands import by_file_name, file_name, same_file
 from deepmem.compressors.patterns import fold, lines_holding
 from deepmem.facts import edited_by
@@ -36,7 +36,7 @@ REREAD_COOLDOWN = 10
 RECENT_STEPS = 3
 """An edit this many steps back or fewer counts as recent for the re-read nudge."""
 SNIPPETS = 3
-READ_COMPRESSORS = frozenset({file_reads.NAME, stale_reads.NAME})
+READ_COMPRESSORS = frozenset({file_reads.NAME, stale_reads.NAME, working_outputs.NAME})
 SNIPPET_CHARS = 140
 
 MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (

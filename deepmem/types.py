@@ -83,6 +83,8 @@ class Facts(msgspec.Struct, frozen=True):
     edit_steps: dict[str, tuple[tuple[str, int], ...]] = {}
     """File name → (path, last step that edited it) for each edited path of that name, up to
     the boundary (by name, so a read finds its edits without scanning them all)."""
+    working_set: frozenset[str] = frozenset()
+    """Part ids of the outputs the agent is still working on (`deepmem.working_set`)."""
 
 
 class Settings(msgspec.Struct, frozen=True):

@@ -106,9 +106,10 @@ def kitchen_sink() -> list[dict]:
         tool(
             14,
             "bash",
-            "\n".join(f"def f{n}():\n    return {n}\n" for n in range(40)),
+            "\n".join(f"def f{n}():\n    return {n}\n" for n in range(400)),
             command="cat pkg/other.py",
         ),
+        tool(15, "bash", "\n".join(f"export const v{n} = {n};" for n in range(200)), command="cat node_modules/lib/index.js"),
     ]
     messages = [
         {

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import xxhash
 
@@ -36,7 +37,7 @@ from deepmem.config import load_settings, memory_dir
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
 from deepmem.sessionio import atomic_write
-from deepmem.types import Message
+from deepmem.types import Message, Settings
 
 log = logging.getLogger("deepmem.bridge")
 
@@ -79,8 +80,8 @@ class Engine:
                 return self.hello(version, protocol)
             case Transform():
                 return self.transform(request)
-            case System(system=system, session=session):
-                return self.system(system, session)
+            case System(system=system, session=session, context=context):
+                return self.system(system, session, context)
             case Compacting(session=session):
                 return self.compacting(session)
             case Event(type=kind, session=session):
@@ -129,7 +130,8 @@ class Engine:
                 forget_held(state)
             raise
         # The plugin's transport digests already name each message's content.
-        plan = plan_transform(messages, self.settings, digests=[digest.encode() for digest in state.digests])
+        settings = self.session_settings(request.session)
+        plan = plan_transform(messages, settings, digests=[digest.encode() for digest in state.digests])
         self.store_originals(plan)
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
@@ -155,6 +157,13 @@ class Engine:
             "boundary": plan.layout.boundary,
             "tier": plan.tier,
         }
+
+    def session_settings(self, session_id: str) -> Settings:
+        """The settings for one session: the model's context window unless config.toml sets one."""
+        window = self.session(session_id).context_window
+        if self.settings.context_window or not window:
+            return self.settings
+        return msgspec.structs.replace(self.settings, context_window=window)
 
     def store_originals(self, plan: Plan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
@@ -195,10 +204,13 @@ class Engine:
 
     # system, compaction, events ---------------------------------------------------------
 
-    def system(self, system: list[str], session_id: str) -> dict[str, Any]:
-        """The session's stable block (frozen at its first step), for the main requests only."""
+    def system(self, system: list[str], session_id: str, context: int = 0) -> dict[str, Any]:
+        """The session's stable block (frozen at its first step), for the main requests only;
+        notes the window of the model that answers them."""
         if not session_id or is_side_request(system):
             return {"append": []}
+        if context > 0:
+            self.session(session_id).context_window = context
         block = self.stable_block(session_id)
         return {"append": [block] if block else []}
 

@@ -68,6 +68,8 @@ class System(Request, tag="system"):
 
     system: list[str]
     session: str = ""
+    context: int = 0
+    """The model's context window in tokens (`input.model.limit.context`); 0 when unknown."""
 
 
 class Compacting(Request, tag="compacting"):

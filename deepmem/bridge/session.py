@@ -34,6 +34,8 @@ class SessionState(msgspec.Struct):
     created: bool = False
     """The engine saw `session.created` for this session."""
     toasted: bool = False
+    context_window: int = 0
+    """The window of the model that answers this session's main requests; 0 when unknown."""
     saved: dict[str, int] = {}
     """Totals of the latest plan: tokens_before, tokens_after, parts, compressed, step."""
 

@@ -504,6 +504,13 @@ async function loadToolApi() {
   }
 }
 
+// The model's context window (OpenCode's `model.limit.context`), so pressure tiers mean the
+// same share of the window for every model; 0 when OpenCode does not say.
+function contextWindow(model) {
+  const context = model?.limit?.context;
+  return Number.isInteger(context) && context > 0 ? context : 0;
+}
+
 export const DeepmemPlugin = async (input) => {
   if (process.env.DEEPMEM_DISABLE === "1") return {};
   const directory = input?.directory ?? process.cwd();
@@ -526,7 +533,7 @@ export const DeepmemPlugin = async (input) => {
       // system prompt at the second one.
       const first = !answeredSystem.has(hookInput.sessionID);
       const reply = await engine.request(
-        { op: "system", session: hookInput.sessionID, system: output.system },
+        { op: "system", session: hookInput.sessionID, system: output.system, context: contextWindow(hookInput.model) },
         first ? Math.max(engine.settings.deadlineMs, FIRST_SYSTEM_DEADLINE_MS) : engine.settings.deadlineMs,
       );
       if (!reply?.ok) return;
