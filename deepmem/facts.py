@@ -68,9 +68,11 @@ class FactsBuilder:
         self.part_ids: dict[str, list[str]] = {}
         self.newer: dict[str, str] = {}
         self.working = WorkingSetBuilder()
+        self.messages = 0
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
+        index, self.messages = self.messages, self.messages + 1
         if message["info"]["role"] == "assistant":
             self.step += 1
         else:
@@ -83,7 +85,7 @@ class FactsBuilder:
             if part.get("type") != "tool":
                 continue
             state = part.get("state") or {}
-            self.working.add_part(part)
+            self.working.add_part(part, index)
             for path in edited_by(part):
                 self.edited[path] = self.step
                 self.working.add_edit(path)

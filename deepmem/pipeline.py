@@ -244,9 +244,21 @@ def message_sizes(message: Message, digest: bytes | None) -> MessageSizes:
     return measure_message(message) if digest is None else SIZES.get(digest, lambda: measure_message(message))
 
 
+class Frozen(msgspec.Struct, frozen=True):
+    """The batches of a history, and when each working-set output left the working set."""
+
+    batches: dict[int, Batch]
+    """Boundary → its Batch, for every boundary up to the current one."""
+    releases: dict[int, tuple[tuple[str, int], ...]]
+    """Message index → (part id, boundary) for each of its parts that was in the working set
+    when it became old and left it at the next jump (the file was edited or read again).
+    Later departures keep their text: rewriting a part further back would cost the
+    provider's cached prefix more than the cut saves."""
+
+
 def freeze_batches(
     messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings
-) -> dict[int, Batch]:
+) -> Frozen:
     """The Batch of every boundary up to the current one, from one pass over the old messages."""
     ends = batch_ends(shape, messages, settings)
     hasher = xxhash.xxh3_128(repr(settings).encode())
@@ -260,15 +272,25 @@ def freeze_batches(
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
-    def build() -> dict[int, Batch]:
+    def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
+        releases: dict[int, list[tuple[str, int]]] = {}
+        working: frozenset[str] = frozenset()
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
             done = end
             fingerprint, tokens = stops[boundary]
-            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), builder.snapshot())
-        return batches
+            facts = builder.snapshot()
+            for part_id in sorted(working - facts.working_set):
+                index = builder.working.where[part_id]
+                if part_id in builder.working.reread and (
+                    boundary - first_boundary(shape.message_steps[index], settings) <= settings.batch_steps
+                ):
+                    releases.setdefault(index, []).append((part_id, boundary))
+            working = facts.working_set
+            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
+        return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
 
     return BATCHES.get(stops[shape.boundary][0], build)
 
@@ -297,21 +319,39 @@ def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
 
 
 def compute_message(
-    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings
+    message: Message,
+    digest: bytes | None,
+    step: int,
+    batch: Batch,
+    tier: Tier | None,
+    settings: Settings,
+    released: dict[str, Batch],
 ) -> MessageOutcome:
-    """Compress the parts of one message (old: by route; new: capture-time trimming only)."""
-    ctx = Context(
-        age=batch.boundary - step,
-        step=step,
-        tier=tier,
-        settings=settings,
-        facts=batch.facts,
-        captured=batch is NEW_PARTS,
-    )
+    """Compress the parts of one message (old: by route; new: capture-time trimming only).
+
+    A part is compressed with the facts of its batch, or of the boundary at which it left
+    the working set (`released`); `tier` overrides the batches' own tiers.
+    """
+    contexts: dict[int, Context] = {}
+
+    def context(frozen: Batch) -> Context:
+        known = contexts.get(frozen.boundary)
+        if known is None:
+            known = contexts[frozen.boundary] = Context(
+                age=frozen.boundary - step,
+                step=step,
+                tier=tier or frozen.tier,
+                settings=settings,
+                facts=frozen.facts,
+                captured=frozen is NEW_PARTS,
+            )
+        return known
+
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, tuple[int, ...]] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
+        ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
         outcome = outcome_for(part, ctx, names_for(message, part, ctx), part_sizes[part_index])
         kind = stats_kind(message, part)
         counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
@@ -326,13 +366,20 @@ def compute_message(
 
 
 def message_outcome(
-    message: Message, digest: bytes | None, step: int, batch: Batch, tier: Tier, settings: Settings, settings_key: str
+    message: Message,
+    digest: bytes | None,
+    key: tuple[Any, ...],
+    batch: Batch,
+    tier: Tier | None,
+    settings: Settings,
+    released: dict[str, Batch],
 ) -> MessageOutcome:
-    """The outcome of one message, memoized on (digest, step, batch fingerprint, tier, settings)."""
+    """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
+    releases) and the settings."""
+    step = key[1]
     if digest is None:
-        return compute_message(message, digest, step, batch, tier, settings)
-    key = (digest, step, batch.fingerprint, tier, settings_key)
-    return MESSAGES.get(key, lambda: compute_message(message, digest, step, batch, tier, settings))
+        return compute_message(message, digest, step, batch, tier, settings, released)
+    return MESSAGES.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
 
 
 @contextmanager
@@ -357,7 +404,8 @@ class Accumulated(msgspec.Struct, gc=False):
     later recomputes only the messages after the prefix the two histories share."""
 
     keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier), all its outcome depends on."""
+    """Per message: (digest, step, batch fingerprint, tier, settings, releases), all its
+    outcome depends on."""
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
@@ -447,24 +495,38 @@ def plan_history(
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
-    batches = freeze_batches(messages, digests, shape, settings)
+    frozen = freeze_batches(messages, digests, shape, settings)
+    batches = frozen.batches
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
         batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
+    # A working-set output that has left the working set is compressed with the facts of
+    # the boundary where it left: a jump rewrites it once, like the newly old steps.
+    released = {
+        index: {part_id: batches[boundary] for part_id, boundary in pairs}
+        for index, pairs in frozen.releases.items()
+        if index < shape.first_young
+    }
     keys = [
-        (digest, step, batch.fingerprint, tier or batch.tier)
-        for digest, step, batch in zip(digests, shape.message_steps, message_batches, strict=True)
+        (
+            digest,
+            step,
+            batch.fingerprint,
+            tier or batch.tier,
+            settings_key,
+            tuple((part_id, batch.fingerprint) for part_id, batch in released[index].items()) if index in released else (),
+        )
+        for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]
     history = (settings_key, tier, digests[0] if digests else None)
     previous = HISTORIES.peek(history)
     kept = shared_prefix(previous.keys, keys) if previous is not None else 0
     done = previous.prefix(kept) if previous is not None else Accumulated()
     for index in range(kept, len(messages)):
-        batch = message_batches[index]
         outcome = message_outcome(
-            messages[index], digests[index], keys[index][1], batch, keys[index][3], settings, settings_key
+            messages[index], digests[index], keys[index], message_batches[index], tier, settings, released.get(index, {})
         )
         done.add(index, messages[index], keys[index], outcome)
     HISTORIES.put(history, done)

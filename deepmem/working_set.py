@@ -77,6 +77,10 @@ class WorkingSetBuilder:
         self.named: set[str] = set()
         self.runs: dict[str, list[str]] = {}
         """Command signature → part ids of its runs, oldest first."""
+        self.reread: set[str] = set()
+        """Part ids of reads superseded by a newer read of the same file."""
+        self.where: dict[str, int] = {}
+        """Part id → index of its message in the history, for every read and run seen."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names."""
@@ -85,6 +89,7 @@ class WorkingSetBuilder:
     def add_read(self, path: str, first: int, part_id: str) -> None:
         """A read of a file supersedes every earlier read of it (any range)."""
         views = self.reads.setdefault(file_name(path), [])
+        self.reread.update(view[2] for view in views if same_file(view[0], path))
         views[:] = [view for view in views if not same_file(view[0], path)]
         views.append((path, first, part_id))
 
@@ -94,19 +99,22 @@ class WorkingSetBuilder:
         if views:
             views[:] = [view for view in views if not same_file(view[0], path)]
 
-    def add_part(self, part: Part) -> None:
-        """Fold one tool part."""
+    def add_part(self, part: Part, message_index: int) -> None:
+        """Fold one tool part of the message at `message_index`."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
             self.add_named(orjson.dumps(inputs).decode())
+        part_id = str(part.get("id", ""))
         view = read_view(part)
         if view is not None:
-            self.add_read(view[0], view[1], str(part.get("id", "")))
+            self.add_read(view[0], view[1], part_id)
+            self.where[part_id] = message_index
             return
         signature = command_signature(part)
         if signature is not None:
-            self.runs.setdefault(signature, []).append(str(part.get("id", "")))
+            self.runs.setdefault(signature, []).append(part_id)
+            self.where[part_id] = message_index
 
     def snapshot(self) -> frozenset[str]:
         """Part ids of the working set as it stands now."""

@@ -144,3 +144,32 @@ def test_vendored_paths() -> None:
     assert is_vendored("web/node_modules/react/index.js")
     assert is_vendored("/env/lib/python3.11/site-packages/requests/api.py")
     assert not is_vendored("app/vendors.py") and not is_vendored("src/venv_tools/x.py")
+
+
+def read_then(later: dict, steps: int) -> list[dict]:
+    """A read at step 1, filler, `later` at step 12, filler up to `steps` steps."""
+    short = "\n".join(NUMBERED.split("\n")[:100])
+    parts = [tool(1, "read", short, filePath="/p/app/a.py")]
+    parts += [{"id": f"prt_f{n}", "type": "text", "text": f"step {n}"} for n in range(2, 12)]
+    parts.append(later)
+    parts += [{"id": f"prt_g{n}", "type": "text", "text": f"step {n}"} for n in range(13, steps + 1)]
+    return session(parts)
+
+
+def first_read_after_plan(messages: list[dict]) -> str:
+    return apply_transform(messages, plan_transform(messages, Settings()))[1]["parts"][0]["state"]["output"]
+
+
+def test_a_read_superseded_by_a_reread_is_cut_at_the_next_jump() -> None:
+    reread = tool(12, "read", "new content", filePath="/p/app/a.py")
+    whole = "\n".join(NUMBERED.split("\n")[:100])
+    assert first_read_after_plan(read_then(reread, 23)) == whole
+    cut = first_read_after_plan(read_then(reread, 24))
+    assert "ccr:" in cut and len(cut) < len(whole) / 3
+
+
+def test_a_read_whose_file_was_edited_keeps_its_text() -> None:
+    edit = tool(12, "edit", "ok", filePath="/p/app/a.py", oldString="x", newString="y")
+    whole = "\n".join(NUMBERED.split("\n")[:100])
+    assert first_read_after_plan(read_then(edit, 24)) == whole
+    assert first_read_after_plan(read_then(edit, 40)) == whole
