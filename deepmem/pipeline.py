@@ -557,16 +557,32 @@ def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
     return result
 
 
+TRAILING_PREFIX = "msg_deepmem_"
+"""Id prefix of the synthetic user message that carries the tail parts."""
+
+
+def trailing_message(last: Message, tail_parts: list[Part]) -> Message:
+    """A synthetic user message after `last` holding the tail parts.
+
+    OpenCode sends an assistant message's text before its tool results: a nudge appended
+    to the last message would sit before them, and when it moves on at the next step the
+    provider's cached prefix would break there. After the last message it breaks nowhere.
+    """
+    info = last["info"]
+    message_id = f"{TRAILING_PREFIX}{tail_parts[0].get('id')}"
+    user = {"id": message_id, "sessionID": info.get("sessionID", ""), "role": "user"}
+    user.update({key: info[key] for key in ("time", "agent", "model") if key in info})
+    return {"info": user, "parts": [{**part, "messageID": message_id} for part in tail_parts]}
+
+
 def append_tail_parts(messages: list[Message], tail_parts: list[Part]) -> list[Message]:
-    """New messages with the tail parts appended to the last message (once: ids already there are kept)."""
+    """New messages ending with the tail parts in a trailing synthetic message (once: a history
+    that already ends with it is returned as it is)."""
     if not messages or not tail_parts:
         return messages
-    last = messages[-1]
-    present = {part.get("id") for part in last["parts"]}
-    added = [part for part in tail_parts if part.get("id") not in present]
-    if not added:
+    if str(messages[-1]["info"].get("id", "")).startswith(TRAILING_PREFIX):
         return messages
-    return [*messages[:-1], {**last, "parts": [*last["parts"], *added]}]
+    return [*messages, trailing_message(messages[-1], tail_parts)]
 
 
 def apply_transform(messages: list[Message], plan: Plan) -> list[Message]:

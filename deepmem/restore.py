@@ -11,7 +11,8 @@ from deepmem.types import Message, UnknownKeyError
 def restore_messages(messages: list[Message], store: CCRStore) -> list[Message]:
     """The original messages, exactly; UnknownKeyError names the first part that cannot return.
 
-    Parts deepmem appended (nudges, marked `metadata.deepmem.appended`) are dropped.
+    Parts deepmem appended (nudges, marked `metadata.deepmem.appended`) are dropped, and a
+    message left empty by that (the trailing message that carries them) with them.
     """
     result = []
     for index, message in enumerate(messages):
@@ -26,5 +27,6 @@ def restore_messages(messages: list[Message], store: CCRStore) -> list[Message]:
                 except UnknownKeyError as exc:
                     raise UnknownKeyError(f"message {index}, part {part.get('id')}: {exc}") from None
             parts.append(part)
-        result.append({**message, "parts": parts})
+        if parts or not message["parts"]:
+            result.append({**message, "parts": parts})
     return result

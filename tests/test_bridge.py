@@ -22,7 +22,7 @@ from deepmem.bridge import features
 from deepmem.bridge.protocol import PROTOCOL, ProtocolError
 from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.pipeline import apply_transform, plan_transform, trailing_message
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
 
@@ -130,6 +130,9 @@ class Bridge:
             if "part" in edit and edit["key"] in where:
                 i, j = where[edit["key"]]
                 result[i]["parts"][j] = edit["part"]
+            elif edit.get("trailing"):
+                if result and result[-1]["info"]["id"] == edit["message"]:
+                    result.append(trailing_message(result[-1], [edit["append"]]))
             elif "append" in edit and edit["message"] in by_id:
                 by_id[edit["message"]]["parts"].append(edit["append"])
         return result

@@ -168,12 +168,14 @@ def test_reread_nudge_after_editing_a_file_whose_read_was_compressed() -> None:
 
 
 def test_nudges_go_at_the_end_and_restore_drops_them(tmp_path) -> None:
-    """apply_transform appends the nudge to the last message once; restore removes it."""
+    """apply_transform adds the nudge once, in a trailing user message after everything else
+    (so OpenCode sends it after the last tool results); restore removes it."""
     messages = session(["We decided to ship on Friday."])
     plan = plan_transform(messages, Settings())
     out = apply_transform(messages, plan)
-    assert out[-1]["parts"][-1]["id"] == "prt_deepmem_nudge_1"
-    assert out[:-1] == messages[:-1] and out[-1]["parts"][:-1] == messages[-1]["parts"]
+    assert [part["id"] for part in out[-1]["parts"]] == ["prt_deepmem_nudge_1"]
+    assert out[-1]["info"]["role"] == "user" and out[-1]["parts"][0]["messageID"] == out[-1]["info"]["id"]
+    assert out[:-1] == messages
     assert apply_transform(out, plan_transform(out, Settings())) == out
     store = CCRStore(tmp_path)
     store.put_all(plan.originals)

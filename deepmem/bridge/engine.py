@@ -198,7 +198,7 @@ class Engine:
         message_id = str(messages[-1]["info"].get("id", ""))
         edits = {}
         for part in plan.tail_parts:
-            edit = append_edit(session_id, message_id, dict(part))
+            edit = {**append_edit(session_id, message_id, dict(part)), "trailing": True}
             edits[edit["key"]] = edit
         return edits
 

@@ -372,6 +372,16 @@ function mergeEdits(state, reply) {
   for (const edit of reply.edits ?? []) state.edits.set(edit.key, edit);
 }
 
+// A synthetic user message after the last one, holding a part meant for the very end of the
+// context (a nudge), built as deepmem.pipeline.trailing_message builds it: OpenCode sends an
+// assistant message's text before its tool results, so a nudge appended to it would sit
+// before them and break the cached prefix when it moves on.
+function trailingMessage(last, part) {
+  const user = { id: `msg_deepmem_${part.id}`, sessionID: last.info.sessionID ?? "", role: "user" };
+  for (const key of ["time", "agent", "model"]) if (last.info[key] !== undefined) user[key] = last.info[key];
+  return { info: user, parts: [{ ...part, messageID: user.id }] };
+}
+
 function applyEdits(state, messages, digests, withAppends) {
   if (!state.edits.size) return;
   const where = new Map();
@@ -387,6 +397,9 @@ function applyEdits(state, messages, digests, withAppends) {
       const [i, j] = hit;
       if (messages[i].info.id !== edit.message || digests[i].parts[j] !== edit.d) continue;
       messages[i].parts[j] = edit.part;
+    } else if (edit.append && withAppends && edit.trailing) {
+      const last = messages[messages.length - 1];
+      if (last?.info.id === edit.message) messages.push(trailingMessage(last, edit.append));
     } else if (edit.append && withAppends) {
       const message = byMessage.get(edit.message);
       if (message && !message.parts.some((part) => part.id === edit.append.id)) message.parts.push(edit.append);

@@ -45,6 +45,18 @@ test("transform gives the CLI's output, re-applied on every reloaded step", asyn
   assert.deepEqual(reloaded, expected);
 });
 
+test("a nudge arrives in one trailing user message, as the CLI puts it, and moves on", async () => {
+  const { hooks, project } = await startPlugin();
+  const nudged = history(12);
+  const expected = cliCompressed(nudged, project);
+  assert.match(expected.at(-1).info.id, /^msg_deepmem_prt_deepmem_nudge_/, "the fixture must nudge at this step");
+  await transform(hooks, history(5));
+  assert.deepEqual(await transform(hooks, nudged), expected);
+  assert.deepEqual(await transform(hooks, nudged), expected, "re-applied once, not twice");
+  const next = await transform(hooks, history(13));
+  assert.equal(next.filter((message) => message.info.id.startsWith("msg_deepmem_")).length, 0);
+});
+
 test("hook outputs are mutated in place, the array identity is kept", async () => {
   const { hooks } = await startPlugin();
   const output = { messages: structuredClone(messages) };
