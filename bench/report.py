@@ -6,7 +6,7 @@ from pathlib import Path
 
 from deepmem.sessionio import atomic_write, encode_json
 
-TARGETS = {"raw": 0.60, "final": 0.55, "cost_warm": 0.90}
+TARGETS = {"raw": 0.62, "final": 0.55, "cost_warm": 0.85, "support": 0.95}
 """Issue targets for deepmem at default settings (ratios to no compression)."""
 
 
@@ -69,9 +69,9 @@ def draw_chart(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (curve, spread) = plt.subplots(1, 2, figsize=(13, 5.5))
+    figure, (curve, support, spread) = plt.subplots(1, 3, figsize=(19, 5.5))
+    style = {"deepmem": ("o", "tab:red"), "mask": ("s", "tab:gray")}
     for name, r in result["totals"]["ratios"].items():
-        style = {"deepmem": ("o", "tab:red"), "mask": ("s", "tab:gray")}
         marker, color = style.get(name.split("-")[0], ("^", "tab:blue"))
         curve.scatter(r["raw"], r["cost_warm"], marker=marker, color=color, s=60)
         curve.annotate(name, (r["raw"], r["cost_warm"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
@@ -82,6 +82,15 @@ def draw_chart(result: dict, path: Path) -> None:
     curve.set_ylabel("cost with warm prompt cache (× no compression)")
     curve.set_title("trade-off: deepmem settings (tailT-batchB) and masking baselines")
     curve.legend(loc="upper left", fontsize=8)
+    for name, r in result["totals"]["ratios"].items():
+        marker, color = style.get(name.split("-")[0], ("^", "tab:blue"))
+        support.scatter(r["raw"], r["support"], marker=marker, color=color, s=60)
+        support.annotate(name, (r["raw"], r["support"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    support.axhline(TARGETS["support"], color="tab:green", linestyle="--", linewidth=0.8, label="support target")
+    support.set_xlabel("raw tokens summed over steps (× no compression)")
+    support.set_ylabel("next-step support (quoted lines still visible)")
+    support.set_title("what the saving costs the next step")
+    support.legend(loc="lower right", fontsize=8)
     rows = result["sessions"]
     spread.scatter(
         [row["ratios"]["deepmem"]["raw"] for row in rows],

@@ -8,13 +8,13 @@ command) and its tail.
 
 from __future__ import annotations
 
+from deepmem.compressors.commands import command_kind
 from deepmem.compressors.file_reads import key_lines, read_source
 from deepmem.compressors.lines import Budget, shorten_part
 from deepmem.compressors.patterns import command_key_lines
 from deepmem.compressors.text_fields import main_text
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Part, Result
-from deepmem.working_set import read_view
 
 NAME = "working_outputs"
 TOOLS: tuple[str, ...] = ("read", "bash")
@@ -38,13 +38,19 @@ def head_within(lines: list[str], tokens: int) -> int:
     return len(lines)
 
 
+def is_read(part: Part) -> bool:
+    """A file read: OpenCode's `read`, or a shell command that prints a file."""
+    command = ((part.get("state") or {}).get("input") or {}).get("command")
+    return part.get("tool") == "read" or (isinstance(command, str) and command_kind(command) == "read")
+
+
 def compress(part: Part, ctx: Context) -> Result | None:
     """Keep a working-set output whole up to its size, else a long head, key lines, tail."""
     text = main_text(part)
     if not text or estimate_tokens(text) <= WHOLE_TOKENS:
         return None
     budget = Budget(head=head_within(text.split("\n"), HEAD_TOKENS), tail=TAIL_LINES, key=KEY_LINES, line_chars=LINE_CHARS)
-    source = read_source(part) if read_view(part) is not None else None
+    source = read_source(part) if is_read(part) else None
     if source is not None:
         return shorten_part(part, NAME, budget, lambda lines: key_lines(lines, source, ctx.facts))
     return shorten_part(part, NAME, budget, command_key_lines)
