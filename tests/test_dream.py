@@ -29,9 +29,13 @@ def session(*texts: str, commands: tuple[str, ...] = ()) -> list[dict]:
     return messages
 
 
-def test_dream_folds_checkpoints_and_notes_and_is_idempotent(tmp_path: Path) -> None:
-    """Decisions, constraints and notes reach MEMORY.md once; a second run adds nothing."""
-    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder.", "We must never edit the vendored files."))
+def test_dream_folds_checkpoint_candidates_and_notes_and_is_idempotent(tmp_path: Path) -> None:
+    """Checkpoint candidates go to notes.md; dream moves them and other notes into MEMORY.md once."""
+    messages = session("I'll use orjson for the encoder.", "Let me try something.", commands=("pip install orjson",))
+    messages[0]["parts"][0]["text"] = "Fix the importer. We must never edit the vendored files."
+    compact(tmp_path, "ses_a", messages)
+    assert {(note["type"], note["text"]) for note in memory.notes(tmp_path)} == {
+        ("constraint", "We must never edit the vendored files."), ("decision", "I'll use orjson for the encoder.")}
     memory.add_note(tmp_path, "gotcha: the importer reads latin-1 files", "nudge")
     first = SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "")
     assert first.startswith("dream: 3 new memories")
@@ -39,7 +43,10 @@ def test_dream_folds_checkpoints_and_notes_and_is_idempotent(tmp_path: Path) -> 
     assert ("decision", "I'll use orjson for the encoder.") in texts
     assert ("constraint", "We must never edit the vendored files.") in texts
     assert any("latin-1" in text for _, text in texts)
+    assert memory.notes(tmp_path) == []
+    before = (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes()
     assert SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "").startswith("dream: 0 new memories")
+    assert (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes() == before
     assert load_schedule(tmp_path)["jobs"]["dream"]["last_result"].startswith("dream: 0 new")
 
 
@@ -90,7 +97,7 @@ def test_corrupt_schedule_starts_fresh(tmp_path: Path) -> None:
 
 def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:
     """`deepmem dream` and `deepmem distill` print the same line as the slash commands."""
-    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder."))
+    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder.", commands=("pip install orjson",)))
     assert main(["dream", "--root", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith("dream: 1 new memories")
     assert main(["distill", "--root", str(tmp_path)]) == 0

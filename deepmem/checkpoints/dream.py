@@ -1,50 +1,98 @@
-"""`/dream`: fold notes.md and the session checkpoints into MEMORY.md, oldest first, so newer wins.
+"""`/dream`: fold notes.md into MEMORY.md and consolidate it in one deterministic pass.
 
-The memory store dedups exact and near-duplicate texts (merging them into the existing
-entry), so running it again adds nothing new.
+Notes (checkpoint candidates, automatic captures) join the stored entries; duplicates
+merge into the older entry, a newer entry on the same subject supersedes the older one,
+and above the entry cap the least useful entries move out. Whatever leaves MEMORY.md goes
+to `history.md` (merged, superseded: with a pointer to the entry that replaced it) or
+`archive.md` (over the cap), never nowhere. Folded notes leave notes.md. A second run
+changes nothing.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 from typing import Any
 
-from deepmem.checkpoints.render import checkpoint_sections
-from deepmem.checkpoints.store import session_checkpoints
-from deepmem.memory import api as memory
-from deepmem.types import DeepmemError
+import msgspec
 
-SUFFIX = re.compile(r" \((?:step \d+|user|assistant)\)$")
-FOLDED_SECTIONS = {"Key decisions": "decision", "Constraints": "constraint"}
+from deepmem.config import load_table, memory_dir
+from deepmem.memory.consolidate import EXACT, Change, consolidate
+from deepmem.memory.entries import Entry, clean_text, new_id
+from deepmem.memory.files import locked, read_memory_file, write_memory_file
+from deepmem.types import ConfigError, DeepmemError
+
+DEFAULT_CAP = 200
+HISTORY, ARCHIVE, NOTES, MEMORY = "history.md", "archive.md", "notes.md", "MEMORY.md"
+SHOWN_CHANGES = 20
 
 
-def dream_items(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """(type, text) to fold: decisions and constraints of each checkpoint (oldest first), then notes."""
-    items: list[tuple[str, str]] = []
-    for markdown in session_checkpoints(root):
-        sections = checkpoint_sections(markdown)
-        for title, kind in FOLDED_SECTIONS.items():
-            items += [(kind, SUFFIX.sub("", text)) for text in sections.get(title, []) if not text.startswith("… ")]
-    items += [(note["type"], note["text"]) for note in memory.notes(root)]
-    return items
+def entry_cap(root: str | os.PathLike[str]) -> int:
+    """`[memory] max_entries` of config.toml, default 200."""
+    cap = load_table(root, "memory").get("max_entries", DEFAULT_CAP)
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise ConfigError(f"{memory_dir(root) / 'config.toml'}: [memory] max_entries must be a positive integer")
+    return cap
+
+
+def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:
+    """A note as a memory entry: its own time without the source label, a fresh id; None when invalid."""
+    try:
+        text = clean_text(note.text)
+    except DeepmemError:
+        return None
+    return Entry(new_id(text, taken), note.type, text, note.time.split(" · ", 1)[0].strip(), "project")
+
+
+def moved(change: Change) -> Entry:
+    """The entry as kept in history.md or archive.md, with a pointer saying where it went."""
+    pointer = f"→ {change.action} into [{change.into}]: {change.why}" if change.into else f"→ {change.action}: {change.why}"
+    return msgspec.structs.replace(change.entry, text=f"{change.entry.text}\n{pointer}")
 
 
 def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
-    """Store every item through the memory API; count stored, merged, refused (known) and invalid."""
-    outcomes: Counter[str] = Counter()
-    for kind, text in dream_items(root):
-        try:
-            outcomes[memory.store(root, text, kind, "project")["status"]] += 1
-        except DeepmemError:
-            outcomes["invalid"] += 1
-    return {name: outcomes[name] for name in ("stored", "merged", "refused", "invalid")}
+    """Fold notes and consolidate MEMORY.md; return counts and one line per change."""
+    folder = memory_dir(root)
+    cap = entry_cap(root)
+    with locked(folder):
+        memory = read_memory_file(folder / MEMORY, "project", verify=True)
+        notes = read_memory_file(folder / NOTES, "project", verify=True)
+        taken: dict[str, Any] = dict(memory.by_id)
+        fresh, invalid = [], 0
+        for note in notes.entries:
+            entry = note_entry(note, taken)
+            if entry is None:
+                invalid += 1
+                continue
+            taken[entry.id] = entry
+            fresh.append(entry)
+        plan = consolidate([*memory.entries, *fresh], cap)
+        if plan.kept == memory.entries and not notes.entries:
+            return summary(0, plan.changes, invalid)
+        for name, actions in ((HISTORY, ("merged", "superseded")), (ARCHIVE, ("archived",))):
+            out = [moved(change) for change in plan.changes if change.action in actions and change.why != EXACT]
+            if out:
+                state = read_memory_file(folder / name, "project", verify=True)
+                write_memory_file(state, [*state.entries, *out])
+        write_memory_file(memory, plan.kept)
+        if notes.entries:
+            write_memory_file(notes, [])
+    kept_ids = {entry.id for entry in plan.kept}
+    return summary(sum(entry.id in kept_ids for entry in fresh), plan.changes, invalid)
+
+
+def summary(stored: int, changes: list[Change], invalid: int) -> dict[str, Any]:
+    """Counts per kind of change, and the changes as lines."""
+    lines = [f"{c.action} [{c.entry.id}]{f' into [{c.into}]' if c.into else ''}: {c.why} — {c.entry.text[:60]}"
+             for c in changes]
+    counts = {action: sum(c.action == action for c in changes) for action in ("merged", "superseded", "archived")}
+    return {"stored": stored, **counts, "invalid": invalid, "changes": lines}
 
 
 def describe_dream(summary: dict[str, Any]) -> str:
-    """One line for the model."""
-    return (
-        f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged into existing ones, "
-        f"{summary['refused']} already known, {summary['invalid']} invalid"
-    )
+    """A line of counts, then what changed and why."""
+    head = (f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged, "
+            f"{summary['superseded']} superseded (kept in {HISTORY}), {summary['archived']} archived "
+            f"(in {ARCHIVE}), {summary['invalid']} invalid notes")
+    lines = [f"- {line}" for line in summary["changes"][:SHOWN_CHANGES]]
+    more = len(summary["changes"]) - SHOWN_CHANGES
+    return "\n".join([head, *lines, *([f"- … {more} more"] if more > 0 else [])])

@@ -12,8 +12,7 @@ from typing import Any
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
-from deepmem.memory.store import add_note as _add_note
-from deepmem.memory.store import forget_ids, memory_path
+from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.types import InputError
@@ -112,9 +111,9 @@ def format_hits(hits: list[dict[str, Any]]) -> str:
     return inject.format_hits(hits)
 
 
-def add_note(root: Root, text: str, source: str) -> None:
+def add_note(root: Root, text: str, source: str, type: str = "note") -> None:
     """Append an automatic capture to the project's notes.md (exact repeats are skipped)."""
-    _add_note(root, text, source)
+    add_notes(root, [(type, text)], source)
 
 
 def notes(root: Root) -> list[dict[str, Any]]:

@@ -1,0 +1,93 @@
+"""Dream's consolidation: duplicates merge, newer supersedes older, a cap archives, nothing is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deepmem.checkpoints.dream import dream
+from deepmem.memory import api as memory
+from deepmem.memory.consolidate import consolidate
+from deepmem.memory.entries import Entry
+
+MEMORY = """# Memory
+
+## Decisions
+
+- [a1] (2026-01-05T10:00Z) Session cache uses Redis
+- [a2] (2026-03-01T10:00Z) Session cache now uses Memcached instead of Redis
+- [a3] (2026-01-05T10:00Z) 日志时间统一使用 UTC 时间
+- [a4] (2026-02-05T10:00Z) 日志时间统一使用 UTC 时间。
+- [h1] Build with make, never with the IDE
+
+## Constraints
+
+- [c1] (2026-01-01T00:00Z) Tabs for indentation in Makefiles
+- [c2] (2026-01-01T00:00Z) Spaces for indentation in Makefiles
+
+## Unparsed lines
+
+this line was written by hand
+"""
+
+
+def write(root: Path, text: str) -> Path:
+    """MEMORY.md of a fresh project."""
+    path = root / ".deep-memory" / "MEMORY.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_supersede_merge_and_second_run_changes_nothing(tmp_path: Path) -> None:
+    """Redis → Memcached supersedes, the Chinese near-duplicate merges, hand-written and same-time entries stay."""
+    path = write(tmp_path, MEMORY)
+    result = dream(tmp_path)
+    assert (result["superseded"], result["merged"], result["stored"]) == (1, 1, 0)
+    ids = [entry.id for entry in memory.entries(tmp_path, "project")]
+    assert ids == ["a2", "a3", "h1", "c1", "c2"]
+    text = path.read_text()
+    assert "this line was written by hand" in text
+    history = (tmp_path / ".deep-memory" / "history.md").read_text()
+    assert "Session cache uses Redis" in history and "superseded into [a2]" in history
+    assert "a4" not in history, "an exact duplicate loses nothing, so it is not kept aside"
+    once = path.read_bytes()
+    assert dream(tmp_path)["changes"] == [] and path.read_bytes() == once
+
+
+def test_near_duplicate_keeps_the_fuller_text_under_the_older_id() -> None:
+    """A newer near-duplicate that adds words replaces the text; the older one is kept aside."""
+    old = Entry("o1", "gotcha", "the importer reads latin-1 files from the legacy export folder", "2026-01-01T00:00Z")
+    new = Entry("o2", "gotcha", "the importer reads latin-1 files from the legacy export folder only", "2026-02-01T00:00Z")
+    plan = consolidate([old, new], 200)
+    assert [(entry.id, entry.text) for entry in plan.kept] == [("o1", new.text)]
+    assert plan.changes[0].action == "merged" and plan.changes[0].into == "o1"
+
+
+def test_version_change_supersedes_without_a_change_word() -> None:
+    """Only a number differs: the newer entry holds."""
+    old = Entry("p1", "decision", "Use PostgreSQL 15 in production", "2026-01-01T00:00Z")
+    new = Entry("p2", "decision", "Use PostgreSQL 16 in production", "2026-05-01T00:00Z")
+    plan = consolidate([old, new], 200)
+    assert plan.kept == [new] and plan.changes[0].action == "superseded"
+
+
+def test_cap_archives_least_useful_and_keeps_hand_written(tmp_path: Path) -> None:
+    """Over the cap, old notes go to archive.md before constraints; untimed lines never move."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    lines = [f"- [n{i}] (2026-01-{i + 1:02d}T00:00Z) remember {word}" for i, word in enumerate(words)]
+    write(tmp_path, "# Memory\n\n## Constraints\n\n- [c1] (2026-01-01T00:00Z) Never push to main\n"
+          "- [h1] Hand rule without a time\n\n## Notes\n\n" + "\n".join(lines) + "\n")
+    (tmp_path / ".deep-memory" / "config.toml").write_text("[memory]\nmax_entries = 3\n")
+    result = dream(tmp_path)
+    assert result["archived"] == 4
+    assert [entry.id for entry in memory.entries(tmp_path, "project")] == ["c1", "h1", "n4"]
+    archive = (tmp_path / ".deep-memory" / "archive.md").read_text()
+    assert all(f"remember {word}" in archive for word in words[:4])
+
+
+def test_empty_and_missing_memory(tmp_path: Path) -> None:
+    """No MEMORY.md and an empty one: nothing to do, no error, no file invented."""
+    assert dream(tmp_path)["changes"] == []
+    path = write(tmp_path, "")
+    dream(tmp_path)
+    assert path.read_text() == ""
