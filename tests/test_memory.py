@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import logging
 import os
 import subprocess
@@ -390,7 +391,7 @@ def test_stable_block_is_deterministic_and_holds_constraints_and_decisions(root)
     block = api.stable_block(root)
     assert block == api.stable_block(root)
     assert "All timestamps are stored in UTC" in block and "FastAPI" in block
-    assert "(global) Never commit secrets" in block
+    assert re.search(r"\(global, \d{4}-\d\d\) Never commit secrets", block)
     assert "CI cache" not in block
     assert TOOL_HINT in block and "memory_search" in block and "deep_expand" in block
     assert block.index("timestamps") < block.index("FastAPI")
@@ -427,3 +428,17 @@ def test_add_note_appends_to_notes_md(root):
     assert note["text"] == "User said: never force-push to main"
     assert note["time"].endswith("· nudge")
     assert "force-push" not in api.stable_block(root)
+
+
+def test_ages_reach_the_model_but_not_the_stable_block(root):
+    """Whisper and search results say how old a memory is; the stable block holds only its month."""
+    from datetime import UTC, datetime
+
+    path = root / ".deep-memory" / "MEMORY.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Memory\n\n## Constraints\n\n- [d1] (2026-01-01T10:00Z) Deploys go through the staging cluster\n")
+    now = datetime(2026, 1, 22, 10, 0, tzinfo=UTC)
+    assert "(3 weeks ago) Deploys" in api.whisper(root, "can I deploy to the staging cluster?", now)
+    assert "3 weeks ago" in api.format_hits(api.search(root, "staging cluster"), now)
+    block = api.stable_block(root)
+    assert "- [d1] (2026-01) Deploys" in block and "ago" not in block

@@ -7,6 +7,7 @@ rank-bm25, jieba and model2vec load only when a search or an embedding actually 
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 from deepmem.memory import inject
@@ -92,7 +93,7 @@ def stable_block(root: Root) -> str:
     return inject.stable_text(constraints, decisions)
 
 
-def whisper(root: Root, query: str) -> str | None:
+def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
     """Top memories relevant to the newest user message, or None when none is relevant enough."""
     query = CONTROL.sub(" ", query or "")[:MAX_ENTRY_CHARS].strip()
     if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
@@ -103,12 +104,12 @@ def whisper(root: Root, query: str) -> str | None:
         coverage = len(terms & set(cached_tokens(hit.entry.text))) / len(terms) if terms else 0.0
         if hit.similarity >= inject.WHISPER_MIN_SIMILARITY or (hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE):
             chosen.append((hit.entry, hit.score))
-    return inject.whisper_text(chosen)
+    return inject.whisper_text(chosen, now or datetime.now(UTC))
 
 
-def format_hits(hits: list[dict[str, Any]]) -> str:
+def format_hits(hits: list[dict[str, Any]], now: datetime | None = None) -> str:
     """Search results as compact text for the model (the memory_search tool result)."""
-    return inject.format_hits(hits)
+    return inject.format_hits(hits, now or datetime.now(UTC))
 
 
 def add_note(root: Root, text: str, source: str, type: str = "note") -> None:

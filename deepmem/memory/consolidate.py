@@ -11,6 +11,7 @@ import re
 
 import msgspec
 
+from deepmem.memory.age import time_key
 from deepmem.memory.entries import TYPES, Entry, normalise
 from deepmem.memory.tokenize import cached_tokens
 
@@ -26,7 +27,6 @@ CHANGE = re.compile(
 """Words by which a newer entry says that an older one no longer holds."""
 EXACT = "exact duplicate"
 """Why an entry merged whose words another already holds (nothing of it is lost, so it is not kept aside)."""
-STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z")
 MAX_ROUNDS = 8
 USEFUL = {kind: rank for rank, kind in enumerate(reversed(TYPES))}
 """Constraints are the most useful to keep under the cap, then decisions, gotchas, facts, notes."""
@@ -52,8 +52,7 @@ class Plan(msgspec.Struct, frozen=True):
 
 def stamp(entry: Entry) -> str:
     """The entry's own time as a sortable text, '' when it has none (hand-written)."""
-    match = STAMP.match(entry.time)
-    return match.group(0) if match else ""
+    return time_key(entry.time)
 
 
 def _tokens(entry: Entry) -> frozenset[str]:
