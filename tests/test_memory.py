@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 import logging
 import os
+import re
 import subprocess
 import sys
 
