@@ -13,16 +13,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import msgspec
-
 from deepmem.config import load_table, memory_dir
-from deepmem.memory.consolidate import EXACT, Change, consolidate
+from deepmem.memory.aside import ARCHIVE, HISTORY, set_aside
+from deepmem.memory.consolidate import Change, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id
 from deepmem.memory.files import locked, read_memory_file, write_memory_file
 from deepmem.types import ConfigError, DeepmemError
 
 DEFAULT_CAP = 200
-HISTORY, ARCHIVE, NOTES, MEMORY = "history.md", "archive.md", "notes.md", "MEMORY.md"
+NOTES, MEMORY = "notes.md", "MEMORY.md"
 SHOWN_CHANGES = 20
 
 
@@ -41,12 +40,6 @@ def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:
     except DeepmemError:
         return None
     return Entry(new_id(text, taken), note.type, text, note.time.split(" · ", 1)[0].strip(), "project")
-
-
-def moved(change: Change) -> Entry:
-    """The entry as kept in history.md or archive.md, with a pointer saying where it went."""
-    pointer = f"→ {change.action} into [{change.into}]: {change.why}" if change.into else f"→ {change.action}: {change.why}"
-    return msgspec.structs.replace(change.entry, text=f"{change.entry.text}\n{pointer}")
 
 
 def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
@@ -68,11 +61,7 @@ def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
         plan = consolidate([*memory.entries, *fresh], cap)
         if plan.kept == memory.entries and not notes.entries:
             return summary(0, plan.changes, invalid)
-        for name, actions in ((HISTORY, ("merged", "superseded")), (ARCHIVE, ("archived",))):
-            out = [moved(change) for change in plan.changes if change.action in actions and change.why != EXACT]
-            if out:
-                state = read_memory_file(folder / name, "project", verify=True)
-                write_memory_file(state, [*state.entries, *out])
+        set_aside(folder, plan.changes)
         write_memory_file(memory, plan.kept)
         if notes.entries:
             write_memory_file(notes, [])

@@ -16,6 +16,7 @@ from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
 from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
+from deepmem.memory.usage import record_use
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
@@ -51,9 +52,14 @@ def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     return rank(index, query, k, weight, explain)
 
 
-def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False) -> list[dict[str, Any]]:
-    """Top k memories for a query: dicts with id, type, text, time, scope, score (+ explain)."""
+def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False,
+           track: bool = False) -> list[dict[str, Any]]:
+    """Top k memories for a query: dicts with id, type, text, time, scope, score (+ explain).
+
+    `track` records the hits as retrieved (the model's memory_search does; benchmarks do not)."""
     hits = ranked(root, query, k, scope, explain)
+    if track:
+        _record(root, [hit.entry for hit in hits], datetime.now(UTC))
     results = []
     for hit in hits:
         result = {**entry_dict(hit.entry), "score": hit.score}
@@ -104,7 +110,15 @@ def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
         coverage = len(terms & set(cached_tokens(hit.entry.text))) / len(terms) if terms else 0.0
         if hit.similarity >= inject.WHISPER_MIN_SIMILARITY or (hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE):
             chosen.append((hit.entry, hit.score))
-    return inject.whisper_text(chosen, now or datetime.now(UTC))
+    now = now or datetime.now(UTC)
+    _record(root, [entry for entry, _ in chosen], now)
+    return inject.whisper_text(chosen, now)
+
+
+def _record(root: Root, hits: list[Entry], now: datetime) -> None:
+    """Count the entries as retrieved at `now`, in their own scope's usage file."""
+    for name in scopes_of("all"):
+        record_use(scope_dir(root, name), [entry.id for entry in hits if entry.scope == name], now)
 
 
 def format_hits(hits: list[dict[str, Any]], now: datetime | None = None) -> str:

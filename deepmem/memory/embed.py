@@ -42,6 +42,17 @@ def load_model(name: str) -> Any:
         raise ConfigError(f"cannot load embedding model {name!r}: {exc}") from None
 
 
+@cache
+def model_fingerprint(name: str) -> str:
+    """What identifies the model's weights: its name and dimension, plus file names and sizes of a local folder."""
+    import xxhash
+
+    local = Path(name).expanduser()
+    files = sorted((str(path.relative_to(local)), path.stat().st_size) for path in local.rglob("*") if path.is_file()) \
+        if local.is_dir() else []
+    return xxhash.xxh3_64_hexdigest(repr((name, load_model(name).dim, files)).encode())
+
+
 def encode(name: str, texts: list[str]) -> Any:
     """Unit-length float32 vectors, one row per text; empty or all-unknown text gives a zero row."""
     import numpy as np

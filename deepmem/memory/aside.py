@@ -1,0 +1,31 @@
+"""Entries that leave MEMORY.md go to history.md or archive.md with a pointer, never nowhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from deepmem.memory.consolidate import EXACT, Change
+from deepmem.memory.entries import Entry
+from deepmem.memory.files import read_memory_file, write_memory_file
+
+HISTORY, ARCHIVE = "history.md", "archive.md"
+DESTINATION = {"merged": HISTORY, "superseded": HISTORY}
+"""Where each kind of change goes; anything else (archived, stale, never retrieved) goes to the archive."""
+
+
+def with_pointer(change: Change) -> Entry:
+    """The entry as kept aside, with a line saying where it went and why."""
+    into = f" into [{change.into}]" if change.into else ""
+    return msgspec.structs.replace(change.entry, text=f"{change.entry.text}\n→ {change.action}{into}: {change.why}")
+
+
+def set_aside(folder: Path, changes: list[Change]) -> None:
+    """Append the moved entries to history.md / archive.md (exact duplicates lose nothing: not kept)."""
+    for name in (HISTORY, ARCHIVE):
+        out = [with_pointer(change) for change in changes
+               if DESTINATION.get(change.action, ARCHIVE) == name and change.why != EXACT]
+        if out:
+            state = read_memory_file(folder / name, "project", verify=True)
+            write_memory_file(state, [*state.entries, *out])
