@@ -59,16 +59,24 @@ def test_command_shapes() -> None:
     assert command_shape("cat <<'EOF' > fix.py") == "cat > file"
 
 
-def test_distill_writes_skill_candidates_for_sequences_seen_in_two_sessions(tmp_path: Path) -> None:
-    """The same edit-run-diff sequence in two sessions becomes one SKILL.md; a one-off does not."""
+def test_distill_writes_skill_candidates_where_opencode_loads_them(tmp_path: Path) -> None:
+    """The same edit-run-diff sequence in three sessions becomes one candidate under .opencode/skills/."""
     loop = ("sed -i 's/a/b/' src/x.py", "python3 reproduce.py", "git diff")
     compact(tmp_path, "ses_a", session(commands=("ls", *loop)))
     compact(tmp_path, "ses_b", session(commands=(*loop, "make docs")))
-    line = SLASH_COMMANDS["distill"](tmp_path, "ses_b", [], "")
-    assert line == "distill: 1 skill candidates in .deep-memory/: skills/sed-i-then-python-script-then-git-diff"
-    skill = (tmp_path / ".deep-memory" / "skills" / "sed-i-then-python-script-then-git-diff" / "SKILL.md").read_text()
-    assert skill.startswith("---\nname: sed-i-then-python-script-then-git-diff\n")
-    assert "seen in 2 sessions" in skill and "python3 reproduce.py" in skill
+    assert SLASH_COMMANDS["distill"](tmp_path, "ses_b", [], "").startswith("distill: no new skill candidates")
+    compact(tmp_path, "ses_c", session(commands=loop))
+    line = SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "")
+    name = "sed-i-then-python-script-then-git-diff"
+    assert line == f"distill: 1 skill candidates in .opencode/skills/: {name}"
+    path = tmp_path / ".opencode" / "skills" / name / "SKILL.md"
+    skill = path.read_text()
+    assert skill.startswith(f"---\nname: {name}\ndescription: Candidate skill")
+    assert "seen in 3 sessions" in skill and "status: candidate" in skill and "python3 reproduce.py" in skill
+    assert SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "") == line, "its own unedited file is refreshed"
+    path.write_text(skill + "\nMy own note.\n")
+    assert "left alone (edited or not written by deepmem): " + name in SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "")
+    assert path.read_text().endswith("My own note.\n")
 
 
 def test_no_recurring_sequence_in_one_session() -> None:
@@ -101,4 +109,4 @@ def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:
     assert main(["dream", "--root", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith("dream: 1 new memories")
     assert main(["distill", "--root", str(tmp_path)]) == 0
-    assert capsys.readouterr().out == "distill: no workflow recurs across checkpointed sessions yet\n"
+    assert capsys.readouterr().out == "distill: no new skill candidates (a workflow must recur in 3 sessions)\n"
