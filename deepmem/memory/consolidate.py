@@ -7,7 +7,10 @@ hand-written: they are never merged away, superseded or archived.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from functools import lru_cache
 
 import msgspec
 
@@ -56,7 +59,12 @@ def stamp(entry: Entry) -> str:
 
 
 def _tokens(entry: Entry) -> frozenset[str]:
-    return frozenset(cached_tokens(entry.text))
+    return _token_set(entry.text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(cached_tokens(text))
 
 
 def _similar(older: frozenset[str], newer: frozenset[str]) -> float:
@@ -81,23 +89,40 @@ def supersedes(newer: Entry, older: Entry) -> bool:
 
 
 def _one_round(entries: list[Entry]) -> tuple[list[Entry], list[Change]]:
-    """Merge duplicates into the oldest entry and drop superseded ones, oldest first."""
+    """Merge duplicates into the oldest entry and drop superseded ones, oldest first.
+
+    A kept entry is filed under its rarest tokens, enough of them that any entry repeating
+    SAME_SUBJECT of its tokens (so any duplicate) holds one: a large store is not compared
+    pair by pair.
+    """
     order = sorted(range(len(entries)), key=lambda i: (stamp(entries[i]), i))
+    position = {index: rank for rank, index in enumerate(order)}
+    frequency = Counter(token for entry in entries for token in _tokens(entry))
     kept: dict[int, Entry] = {}
+    holders: dict[str, list[int]] = {}
+    texts: dict[str, int] = {}
     changes: list[Change] = []
     for index in order:
         entry = entries[index]
         tokens = _tokens(entry)
+        nearby = {i for token in tokens for i in holders.get(token, ())}
+        nearby.add(texts.get(normalise(entry.text), -1))
         absorbed = False
-        for other_index, other in list(kept.items()):
-            score = _similar(_tokens(other), tokens)
+        for other_index in sorted(nearby & kept.keys(), key=position.__getitem__):
+            other = kept[other_index]
+            known = _tokens(other)
+            if other.type != entry.type or len(known & tokens) < SAME_SUBJECT * len(known):
+                continue
+            score = _similar(known, tokens)
             exact = normalise(other.text) == normalise(entry.text)
-            if (exact or score >= NEAR_DUPLICATE) and other.type == entry.type and stamp(entry):
-                grown = tokens > _tokens(other) and bool(stamp(other))
-                if grown:
+            if (exact or score >= NEAR_DUPLICATE) and stamp(entry):
+                if tokens > known and stamp(other):
                     kept[other_index] = msgspec.structs.replace(other, text=entry.text, time=entry.time)
-                why = EXACT if exact else f"near-duplicate ({score:.2f})" + (", adds words" if grown else "")
-                changes.append(Change("merged", entry, other.id, why))
+                    _hold(holders, texts, kept[other_index], other_index, frequency)
+                    score_text = f"near-duplicate ({score:.2f}), adds words"
+                else:
+                    score_text = EXACT if exact else f"near-duplicate ({score:.2f})"
+                changes.append(Change("merged", entry, other.id, score_text))
                 absorbed = True
                 break
             if supersedes(entry, other):
@@ -105,7 +130,18 @@ def _one_round(entries: list[Entry]) -> tuple[list[Entry], list[Change]]:
                 del kept[other_index]
         if not absorbed:
             kept[index] = entry
+            _hold(holders, texts, entry, index, frequency)
     return [kept[i] for i in sorted(kept)], changes
+
+
+def _hold(holders: dict[str, list[int]], texts: dict[str, int], entry: Entry, index: int,
+          frequency: Counter[str]) -> None:
+    """File a kept entry under its rarest tokens and its normalised text."""
+    tokens = _tokens(entry)
+    rarest = sorted(tokens, key=lambda token: (frequency[token], token))
+    for token in rarest[: len(tokens) - math.ceil(SAME_SUBJECT * len(tokens)) + 1]:
+        holders.setdefault(token, []).append(index)
+    texts[normalise(entry.text)] = index
 
 
 def _cap(entries: list[Entry], cap: int) -> tuple[list[Entry], list[Change]]:
