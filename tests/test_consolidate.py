@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deepmem.checkpoints.dream import dream
 from deepmem.memory import api as memory
 from deepmem.memory.consolidate import consolidate
@@ -50,8 +52,11 @@ def test_supersede_merge_and_second_run_changes_nothing(tmp_path: Path) -> None:
     history = (tmp_path / ".deep-memory" / "history.md").read_text()
     assert "Session cache uses Redis" in history and "superseded into [a2]" in history
     assert "a4" not in history, "an exact duplicate loses nothing, so it is not kept aside"
+    assert result["conflicts"] == ["conflict: [c1] and [c2] change the same subject at the same time "
+                                   "(2026-01-01T00:00Z); both kept, edit MEMORY.md to keep one"]
     once = path.read_bytes()
-    assert dream(tmp_path)["changes"] == [] and path.read_bytes() == once
+    again = dream(tmp_path)
+    assert again["changes"] == [] and path.read_bytes() == once and len(again["conflicts"]) == 1
 
 
 def test_near_duplicate_keeps_the_fuller_text_under_the_older_id() -> None:
@@ -63,10 +68,15 @@ def test_near_duplicate_keeps_the_fuller_text_under_the_older_id() -> None:
     assert plan.changes[0].action == "merged" and plan.changes[0].into == "o1"
 
 
-def test_version_change_supersedes_without_a_change_word() -> None:
-    """Only a number differs: the newer entry holds."""
-    old = Entry("p1", "decision", "Use PostgreSQL 15 in production", "2026-01-01T00:00Z")
-    new = Entry("p2", "decision", "Use PostgreSQL 16 in production", "2026-05-01T00:00Z")
+@pytest.mark.parametrize(("old_text", "new_text"), [
+    ("Use PostgreSQL 15 in production", "Use PostgreSQL 16 in production"),
+    ("Session cache uses Redis", "Session cache uses Memcached"),
+    ("会话缓存使用 Redis", "会话缓存改用 Memcached"),
+])
+def test_a_changed_value_supersedes(old_text: str, new_text: str) -> None:
+    """A number, one word, or a change word (English or Chinese): the newer entry holds."""
+    old = Entry("p1", "decision", old_text, "2026-01-01T00:00Z")
+    new = Entry("p2", "decision", new_text, "2026-05-01T00:00Z")
     plan = consolidate([old, new], 200)
     assert plan.kept == [new] and plan.changes[0].action == "superseded"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from deepmem.config import load_table, memory_dir
 from deepmem.memory.aside import ARCHIVE, HISTORY, set_aside
-from deepmem.memory.consolidate import Change, consolidate
+from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id
 from deepmem.memory.files import locked, read_memory_file, write_memory_file
 from deepmem.types import ConfigError, DeepmemError
@@ -60,21 +60,23 @@ def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
             fresh.append(entry)
         plan = consolidate([*memory.entries, *fresh], cap)
         if plan.kept == memory.entries and not notes.entries:
-            return summary(0, plan.changes, invalid)
+            return summary(0, plan, invalid)
         set_aside(folder, plan.changes)
         write_memory_file(memory, plan.kept)
         if notes.entries:
             write_memory_file(notes, [])
     kept_ids = {entry.id for entry in plan.kept}
-    return summary(sum(entry.id in kept_ids for entry in fresh), plan.changes, invalid)
+    return summary(sum(entry.id in kept_ids for entry in fresh), plan, invalid)
 
 
-def summary(stored: int, changes: list[Change], invalid: int) -> dict[str, Any]:
-    """Counts per kind of change, and the changes as lines."""
+def summary(stored: int, plan: Plan, invalid: int) -> dict[str, Any]:
+    """Counts per kind of change, the changes as lines, and the contradictions left to the user."""
     lines = [f"{c.action} [{c.entry.id}]{f' into [{c.into}]' if c.into else ''}: {c.why} — {c.entry.text[:60]}"
-             for c in changes]
-    counts = {action: sum(c.action == action for c in changes) for action in ("merged", "superseded", "archived")}
-    return {"stored": stored, **counts, "invalid": invalid, "changes": lines}
+             for c in plan.changes]
+    counts = {action: sum(c.action == action for c in plan.changes) for action in ("merged", "superseded", "archived")}
+    conflicts = [f"conflict: [{a.id}] and [{b.id}] change the same subject at the same time ({a.time}); both kept, "
+                 "edit MEMORY.md to keep one" for a, b in plan.conflicts]
+    return {"stored": stored, **counts, "invalid": invalid, "changes": lines, "conflicts": conflicts}
 
 
 def describe_dream(summary: dict[str, Any]) -> str:
@@ -82,6 +84,7 @@ def describe_dream(summary: dict[str, Any]) -> str:
     head = (f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged, "
             f"{summary['superseded']} superseded (kept in {HISTORY}), {summary['archived']} archived "
             f"(in {ARCHIVE}), {summary['invalid']} invalid notes")
-    lines = [f"- {line}" for line in summary["changes"][:SHOWN_CHANGES]]
-    more = len(summary["changes"]) - SHOWN_CHANGES
+    shown = summary["conflicts"] + summary["changes"]
+    lines = [f"- {line}" for line in shown[:SHOWN_CHANGES]]
+    more = len(shown) - SHOWN_CHANGES
     return "\n".join([head, *lines, *([f"- … {more} more"] if more > 0 else [])])

@@ -47,10 +47,12 @@ class Change(msgspec.Struct, frozen=True):
 
 
 class Plan(msgspec.Struct, frozen=True):
-    """Entries that stay in MEMORY.md, and the changes that moved others out."""
+    """Entries that stay in MEMORY.md, the changes that moved others out, and contradictions left for the user."""
 
     kept: list[Entry]
     changes: list[Change]
+    conflicts: list[tuple[Entry, Entry]] = []
+    """Pairs that change the same subject at the same time: both stay, since neither is newer."""
 
 
 def stamp(entry: Entry) -> str:
@@ -71,24 +73,28 @@ def _similar(older: frozenset[str], newer: frozenset[str]) -> float:
     return len(older & newer) / len(older | newer) if older | newer else 1.0
 
 
-def _numbers_only(older: frozenset[str], newer: frozenset[str]) -> bool:
-    """The two share at least three tokens and differ in numbers only (a version or a value changed)."""
-    differ = older ^ newer
-    return len(older & newer) >= 3 and bool(differ) and all(any(char.isdigit() for char in token) for token in differ)
+def _value_changed(older: frozenset[str], newer: frozenset[str]) -> bool:
+    """Two or more words shared, and only a value differs: one word each side, or numbers only."""
+    gone, added = older - newer, newer - older
+    if len(older & newer) < 2 or not (gone or added):
+        return False
+    return (len(gone) == 1 and len(added) == 1) or all(any(char.isdigit() for char in token) for token in gone | added)
+
+
+def changes_subject(newer: Entry, older: Entry) -> bool:
+    """Same type, same subject, and the newer text changes it (a change word, or a value swapped)."""
+    old, new = _tokens(older), _tokens(newer)
+    if newer.type != older.type or not old or len(old & new) < SAME_SUBJECT * len(old):
+        return False
+    return bool(CHANGE.search(newer.text)) or _value_changed(old, new)
 
 
 def supersedes(newer: Entry, older: Entry) -> bool:
     """A strictly newer entry of the same type about the same subject that changes it."""
-    if newer.type != older.type or not stamp(older) or stamp(newer) <= stamp(older):
-        return False
-    old, new = _tokens(older), _tokens(newer)
-    if not old:
-        return False
-    shared = len(old & new) / len(old)
-    return shared >= SAME_SUBJECT and (bool(CHANGE.search(newer.text)) or _numbers_only(old, new))
+    return bool(stamp(older)) and stamp(newer) > stamp(older) and changes_subject(newer, older)
 
 
-def _one_round(entries: list[Entry]) -> tuple[list[Entry], list[Change]]:
+def _one_round(entries: list[Entry], conflicts: list[tuple[Entry, Entry]]) -> tuple[list[Entry], list[Change]]:
     """Merge duplicates into the oldest entry and drop superseded ones, oldest first.
 
     A kept entry is filed under its rarest tokens, enough of them that any entry repeating
@@ -128,6 +134,8 @@ def _one_round(entries: list[Entry]) -> tuple[list[Entry], list[Change]]:
             if supersedes(entry, other):
                 changes.append(Change("superseded", other, entry.id, f"newer entry on the same subject ({entry.time})"))
                 del kept[other_index]
+            elif stamp(entry) and stamp(entry) == stamp(other) and changes_subject(entry, other):
+                conflicts.append((other, entry))
         if not absorbed:
             kept[index] = entry
             _hold(holders, texts, entry, index, frequency)
@@ -160,9 +168,10 @@ def consolidate(entries: list[Entry], cap: int) -> Plan:
     """Merge, supersede (until nothing changes), then cap; the same entries give the same plan."""
     changes: list[Change] = []
     for _ in range(MAX_ROUNDS):
-        entries, found = _one_round(entries)
+        conflicts: list[tuple[Entry, Entry]] = []
+        entries, found = _one_round(entries, conflicts)
         changes += found
         if not found:
             break
     entries, archived = _cap(entries, cap)
-    return Plan(entries, changes + archived)
+    return Plan(entries, changes + archived, conflicts)
