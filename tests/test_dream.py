@@ -95,12 +95,18 @@ def test_schedule_runs_jobs_after_n_compactions(tmp_path: Path) -> None:
     assert jobs["distill"]["since"] == EVERY["dream"]
 
 
-def test_corrupt_schedule_starts_fresh(tmp_path: Path) -> None:
-    """An unreadable .schedule.json is replaced, not fatal."""
+def test_corrupt_schedule_is_kept_aside_and_starts_fresh(tmp_path: Path) -> None:
+    """An unreadable .schedule.json is kept as .schedule.json.bad with a message; wrong types are reset."""
     (tmp_path / ".deep-memory").mkdir()
     (tmp_path / ".deep-memory" / ".schedule.json").write_text("{not json")
-    assert compact(tmp_path, "ses_a", MESSAGES[:9])["scheduled"] == []
+    assert compact(tmp_path, "ses_a", MESSAGES[:9])["scheduled"] == [
+        ".schedule.json was unreadable: kept as .schedule.json.bad, counting starts afresh"]
+    assert (tmp_path / ".deep-memory" / ".schedule.json.bad").read_text() == "{not json"
     assert load_schedule(tmp_path)["jobs"]["dream"]["since"] == 1
+    (tmp_path / ".deep-memory" / ".schedule.json").write_text('{"jobs": {"dream": {"since": "x", "every": true}}}')
+    assert compact(tmp_path, "ses_b", MESSAGES[:9])["scheduled"] == []
+    assert load_schedule(tmp_path)["jobs"]["dream"] | {"last_run": None} == {
+        "every": EVERY["dream"], "since": 1, "last_run": None, "last_result": None}
 
 
 def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:

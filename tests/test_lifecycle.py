@@ -84,3 +84,16 @@ def test_reindex_rebuilds_and_an_unknown_model_changes_nothing(root: Path, tmp_p
     with pytest.raises(ConfigError, match="cannot load embedding model"):
         reindex(root, str(tmp_path / "no-such-model"))
     assert sorted(p.name for p in (root / ".deep-memory" / "index").iterdir()) == caches
+
+
+def test_corrupt_index_files_are_rebuilt(root: Path) -> None:
+    """Garbage in every index cache: search still answers, and the caches are written again."""
+    from deepmem.memory import index
+
+    assert api.search(root, "importer")
+    folder = root / ".deep-memory" / "index"
+    for path in folder.iterdir():
+        if path.name != ".gitignore":
+            path.write_bytes(b"\x00garbage")
+    index.forget_caches()
+    assert api.search(root, "importer")[0]["id"] == "g1"
