@@ -19,7 +19,7 @@ from deepmem.memory.files import read_memory_file
 from deepmem.memory.index import SearchIndex
 from deepmem.memory.inject import STABLE_BUDGET_TOKENS, TOOL_HINT
 from deepmem.memory.search import rank
-from deepmem.memory.store import memory_path
+from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 from deepmem.memory.vectors import VectorTable
 from deepmem.tokens import estimate_tokens
@@ -442,3 +442,31 @@ def test_ages_reach_the_model_but_not_the_stable_block(root):
     assert "3 weeks ago" in api.format_hits(api.search(root, "staging cluster"), now)
     block = api.stable_block(root)
     assert "- [d1] (2026-01) Deploys" in block and "ago" not in block
+
+
+def test_context_links_and_boost():
+    """Neighbours with the same time lend their score (halved two places away); others lend nothing."""
+    from deepmem.memory.entries import Entry
+    from deepmem.memory.index import context_links
+    from deepmem.memory.search import context_boost
+
+    times = ["t1", "t1", "t1", "t2", ""]
+    links = context_links([Entry(str(n), "fact", "x", time) for n, time in enumerate(times)])
+    assert [link.tolist() for link in links] == [[True, True, False, False], [True, False, False]]
+    boost = context_boost(np.array([2.0, 0.0, -1.0, 5.0, 5.0]), links)
+    assert boost.tolist() == [0.0, 2.0, 1.0, 0.0, 0.0]
+
+
+def test_a_question_finds_the_answer_through_the_turn_that_asked_it(root, monkeypatch):
+    """A reply that shares no word with the query ranks next to the turn it answers (not without context)."""
+    from deepmem.memory import search
+    from deepmem.memory.entries import Entry
+
+    turns = ["Mel: which city did Caroline move to last spring?", "Ann: Lisbon, by the river.",
+             "Mel: the weather here is grey again.", "Caroline: my cat learned a new trick.",
+             "Mel: I am painting a sunset over the lake."]
+    import_entries(root, [Entry(f"t{n}", "fact", text, "8 May, 2023") for n, text in enumerate(turns)])
+    ids = [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")]
+    assert ids == ["t0", "t1"]
+    monkeypatch.setattr(search, "CONTEXT_WEIGHT", 0.0)
+    assert [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")][1] != "t1"

@@ -30,6 +30,8 @@ BM25_K1 = 1.2
 BM25_B = 0.4
 """Short memories: weaker length normalisation than the usual 0.75 ranks them better."""
 KEPT_INDEXES = 4
+CONTEXT_REACH = 2
+"""How many entries on each side can lend a search hit their context."""
 
 
 class TokenCache(msgspec.Struct):
@@ -166,6 +168,21 @@ class SearchIndex:
             self.bm25.idf = lucene_idf(len(self.tokens), postings)
         parts = [entry_vectors(state, model) for state in files if state.entries]
         self.vectors = VectorTable(np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32))
+        self.context = context_links(self.entries)
+
+
+def context_links(entries: list[Entry]) -> list[np.ndarray]:
+    """Per distance d (1 to CONTEXT_REACH): whether entry i and entry i + d were stored together.
+
+    Entries next to each other in a file with the same non-empty time and scope were stored
+    at the same moment (the turns of one conversation, the notes of one checkpoint).
+    """
+    times = np.asarray([f"{entry.scope}\x00{entry.time}" if entry.time else "" for entry in entries], dtype=object)
+    links = []
+    for distance in range(1, CONTEXT_REACH + 1):
+        ahead = times[distance:]
+        links.append((times[:-distance] == ahead) & (ahead != "") if len(times) > distance else np.zeros(0, bool))
+    return links
 
 
 _indexes: dict[tuple[str, tuple[tuple[str, str], ...]], SearchIndex] = {}
