@@ -101,3 +101,13 @@ def test_empty_and_missing_memory(tmp_path: Path) -> None:
     path = write(tmp_path, "")
     dream(tmp_path)
     assert path.read_text() == ""
+
+
+def test_a_superseded_statement_captured_again_does_not_come_back(tmp_path: Path) -> None:
+    """A later checkpoint of the same session notes the old statement again: history.md already holds it."""
+    write(tmp_path, MEMORY)
+    dream(tmp_path)
+    memory.add_note(tmp_path, "Session cache uses Redis", "checkpoint ses_a", "decision")
+    result = dream(tmp_path)
+    assert result["stored"] == 0 and memory.notes(tmp_path) == []
+    assert "Session cache uses Redis" not in (tmp_path / ".deep-memory" / "MEMORY.md").read_text()

@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 from deepmem.config import load_table, memory_dir
-from deepmem.memory.aside import ARCHIVE, HISTORY, set_aside
+from deepmem.memory.aside import ARCHIVE, HISTORY, retired_texts, set_aside
 from deepmem.memory.consolidate import Plan, consolidate
-from deepmem.memory.entries import Entry, clean_text, new_id
+from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import locked, read_memory_file, write_memory_file
 from deepmem.types import ConfigError, DeepmemError
 
@@ -49,12 +49,15 @@ def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
     with locked(folder):
         memory = read_memory_file(folder / MEMORY, "project", verify=True)
         notes = read_memory_file(folder / NOTES, "project", verify=True)
+        retired = retired_texts(folder)
         taken: dict[str, Any] = dict(memory.by_id)
         fresh, invalid = [], 0
         for note in notes.entries:
             entry = note_entry(note, taken)
             if entry is None:
                 invalid += 1
+                continue
+            if normalise(entry.text) in retired:
                 continue
             taken[entry.id] = entry
             fresh.append(entry)

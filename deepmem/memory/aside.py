@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 
 from deepmem.memory.consolidate import EXACT, Change
-from deepmem.memory.entries import Entry
+from deepmem.memory.entries import Entry, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
 
 HISTORY, ARCHIVE = "history.md", "archive.md"
@@ -15,10 +15,19 @@ DESTINATION = {"merged": HISTORY, "superseded": HISTORY}
 """Where each kind of change goes; anything else (archived, stale, never retrieved) goes to the archive."""
 
 
+POINTER = "\n→ "
+
+
 def with_pointer(change: Change) -> Entry:
     """The entry as kept aside, with a line saying where it went and why."""
     into = f" into [{change.into}]" if change.into else ""
-    return msgspec.structs.replace(change.entry, text=f"{change.entry.text}\n→ {change.action}{into}: {change.why}")
+    return msgspec.structs.replace(change.entry, text=f"{change.entry.text}{POINTER}{change.action}{into}: {change.why}")
+
+
+def retired_texts(folder: Path) -> set[str]:
+    """Normalised texts of the entries in history.md (superseded or merged), without their pointer."""
+    state = read_memory_file(folder / HISTORY, "project")
+    return {normalise(entry.text.rsplit(POINTER, 1)[0]) for entry in state.entries}
 
 
 def set_aside(folder: Path, changes: list[Change]) -> None:
