@@ -1,10 +1,11 @@
-"""What becomes a memory: decisions and constraints that will still hold in a later session.
+"""What becomes a memory: decisions, constraints and fixes that will still hold in a later session.
 
 A user's statement counts when it is firm and their own: not a hedge, not a question, not
 pasted material (blocks in `<tags>`, `>` quotes, code fences), not the session's own task
 instructions (talk about "your response", "this task", code blocks), and not a template
 the user side repeats word for word. An assistant's statement counts only when it is firm,
-not narration of its next step ("I'll use `sed` to…"), not a quote of instructions, and
+stands on its own (no opening "so", "then", "this"), is not narration of its next step
+("I'll use `sed` to…") or a quote of instructions, and is
 confirmed by what followed: a later successful call acts on what it names, or a failing
 command it concluded about passes afterwards.
 """
@@ -31,7 +32,7 @@ LOG_LIKE = re.compile(
 HEDGE = re.compile(
     r"\b(?:i think|i guess|i believe|i suspect|maybe|perhaps|probably|possibly|might|could|seems?|apparently|"
     r"not sure|let me|let's|wait|actually|hmm|i need to|i should|try|trying|attempt|if|whether|unless|"
-    r"or just|or better|for now|first|suggests?|as suggested|confident|should be|usually)\b|\?|我觉得|也许|可能|大概|试试|看看|先"
+    r"or just|or better|for now|suggests?|as suggested|confident|should be|usually)\b|\?|我觉得|也许|可能|大概|试试|看看"
 )
 TASK_TALK = re.compile(
     r"\b(?:your (?:response|answer|task|changes?|commands?|work|output|solution|reply|code)|this task|the task|"
@@ -51,7 +52,7 @@ OPENER = re.compile(
     r"which|when|in|for|with|type|my|our|no|yes|ok|okay)\b|所以|然后|但是|因此",
     re.I,
 )
-"""A sentence opening with a connective or a pointer leans on the one before: it does not stand alone."""
+"""An assistant's sentence opening with a connective or a pointer leans on the one before: it does not stand alone."""
 QUOTED = re.compile(r"^[\"“']|\"[^\"]{8,}\"|“[^”]{8,}”")
 PLAN = re.compile(r"\b(?:i'll|i will|we'll|we will|i am going to|i'm going to) use\b")
 REASON = re.compile(r"\b(?:for|because|since|rather than|instead of|so that|as)\b")
@@ -103,13 +104,13 @@ def _kind(sentence: str, role: str) -> str | None:
 def _firm(sentence: str, role: str, kind: str) -> bool:
     """Not a hedge, not about the task's own instructions, not log text, not a quote or narration."""
     lowered = sentence.lower()
-    if OPENER.match(sentence) or HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered):
+    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered):
         return False
     if kind == "decision" and ALTERNATIVES.search(lowered):
         return False
     if role == "user":
         return True
-    if PLAN.search(lowered) and not REASON.search(lowered):
+    if OPENER.match(sentence) or PLAN.search(lowered) and not REASON.search(lowered):
         return False
     return not (STEP_NARRATION.search(lowered) or QUOTED.search(sentence))
 

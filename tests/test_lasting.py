@@ -38,6 +38,7 @@ def texts(messages: list[dict]) -> list[str]:
 @pytest.mark.parametrize(("turns", "commands", "expected"), [
     ([("user", "Fix the build. We must never edit the vendored files.")], (), ["We must never edit the vendored files."]),
     ([("user", "数据库必须使用 PostgreSQL。")], (), ["数据库必须使用 PostgreSQL。"]),
+    ([("user", "Our public API must stay backwards compatible.")], (), ["Our public API must stay backwards compatible."]),
     ([("user", "Maybe we must avoid SQLite here?")], (), []),
     ([("user", "<issue>\nThe parser must not crash on empty input.\n</issue>\nPlease fix it.")], (), []),
     ([("user", "> Users must not see stack traces\nCan you look?")], (), []),
