@@ -111,3 +111,13 @@ def test_a_superseded_statement_captured_again_does_not_come_back(tmp_path: Path
     result = dream(tmp_path)
     assert result["stored"] == 0 and memory.notes(tmp_path) == []
     assert "Session cache uses Redis" not in (tmp_path / ".deep-memory" / "MEMORY.md").read_text()
+
+
+@pytest.mark.parametrize("text", ["Build with make", "(old) build with make"])
+def test_an_untimed_entry_keeps_its_text_through_a_rewrite(tmp_path: Path, text: str) -> None:
+    """A hand-written line comes back without empty parentheses, and a text starting with `(` stays whole."""
+    path = write(tmp_path, f"# Memory\n\n## Facts\n\n- {text}\n- [n1] (2026-01-01T00:00Z) Session cache uses Redis\n"
+                           "- [n2] (2026-02-01T00:00Z) Session cache uses Memcached\n")
+    dream(tmp_path)
+    assert [entry.text for entry in memory.entries(tmp_path, "project")] == [text, "Session cache uses Memcached"]
+    assert "- [" in path.read_text() and "] () Build" not in path.read_text()
