@@ -10,6 +10,7 @@ from deepmem.checkpoints.dream import dream
 from deepmem.memory import api as memory
 from deepmem.memory.consolidate import consolidate
 from deepmem.memory.entries import Entry
+from deepmem.types import DeepmemError
 
 MEMORY = """# Memory
 
@@ -59,12 +60,18 @@ def test_supersede_merge_and_second_run_changes_nothing(tmp_path: Path) -> None:
     assert again["changes"] == [] and path.read_bytes() == once and len(again["conflicts"]) == 1
 
 
-def test_near_duplicate_keeps_the_fuller_text_under_the_older_id() -> None:
-    """A newer near-duplicate that adds words replaces the text; the older one is kept aside."""
-    old = Entry("o1", "gotcha", "the importer reads latin-1 files from the legacy export folder", "2026-01-01T00:00Z")
-    new = Entry("o2", "gotcha", "the importer reads latin-1 files from the legacy export folder only", "2026-02-01T00:00Z")
+@pytest.mark.parametrize(("old_text", "new_text", "kept_text"), [
+    ("the importer reads latin-1 files from the legacy export folder",
+     "the importer reads latin-1 files from the legacy export folder only",
+     "the importer reads latin-1 files from the legacy export folder only"),
+    ("部署前必须运行全部测试", "部署之前必须运行全部测试", "部署前必须运行全部测试"),
+])
+def test_near_duplicates_merge_into_the_older_id(old_text: str, new_text: str, kept_text: str) -> None:
+    """English or Chinese near-duplicates merge; the newer text wins only when it adds words."""
+    old = Entry("o1", "gotcha", old_text, "2026-01-01T00:00Z")
+    new = Entry("o2", "gotcha", new_text, "2026-02-01T00:00Z")
     plan = consolidate([old, new], 200)
-    assert [(entry.id, entry.text) for entry in plan.kept] == [("o1", new.text)]
+    assert [(entry.id, entry.text) for entry in plan.kept] == [("o1", kept_text)]
     assert plan.changes[0].action == "merged" and plan.changes[0].into == "o1"
 
 
@@ -121,3 +128,17 @@ def test_an_untimed_entry_keeps_its_text_through_a_rewrite(tmp_path: Path, text:
     dream(tmp_path)
     assert [entry.text for entry in memory.entries(tmp_path, "project")] == [text, "Session cache uses Memcached"]
     assert "- [" in path.read_text() and "] () Build" not in path.read_text()
+
+
+@pytest.mark.parametrize(("memory_bytes", "config", "error"), [
+    (b"# Memory\n\n## Facts\n\n- caf\xe9 latin-1 text\n", "", "not UTF-8 at byte 25"),
+    (b"# Memory\n", "[memory]\nmax_entries = 0\n", "max_entries must be a positive integer"),
+])
+def test_bad_input_changes_nothing(tmp_path: Path, memory_bytes: bytes, config: str, error: str) -> None:
+    """A MEMORY.md that is not UTF-8, or a bad cap: a clear error and the file as it was."""
+    path = write(tmp_path, "")
+    path.write_bytes(memory_bytes)
+    (tmp_path / ".deep-memory" / "config.toml").write_text(config)
+    with pytest.raises(DeepmemError, match=error):
+        dream(tmp_path)
+    assert path.read_bytes() == memory_bytes

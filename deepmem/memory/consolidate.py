@@ -20,6 +20,10 @@ from deepmem.memory.tokenize import cached_tokens
 
 NEAR_DUPLICATE = 0.8
 """Token-set Jaccard similarity at or above which two entries say the same thing."""
+CONTAINED = 0.9
+"""Or: this share of the smaller entry's tokens (at least MIN_SHARED) is in the other. A character
+added to a Chinese sentence changes two of its bigrams, which Jaccard alone counts too harshly."""
+MIN_SHARED = 4
 SAME_SUBJECT = 0.5
 """Share of the older entry's tokens a newer one must repeat to be about the same subject."""
 CHANGE = re.compile(
@@ -67,6 +71,12 @@ def _tokens(entry: Entry) -> frozenset[str]:
 @lru_cache(maxsize=1 << 16)
 def _token_set(text: str) -> frozenset[str]:
     return frozenset(cached_tokens(text))
+
+
+def _contained(older: frozenset[str], newer: frozenset[str]) -> bool:
+    """Nearly all of the smaller token set is in the larger one."""
+    shared = len(older & newer)
+    return shared >= MIN_SHARED and shared >= CONTAINED * min(len(older), len(newer))
 
 
 def _similar(older: frozenset[str], newer: frozenset[str]) -> float:
@@ -121,7 +131,10 @@ def _one_round(entries: list[Entry], conflicts: list[tuple[Entry, Entry]]) -> tu
                 continue
             score = _similar(known, tokens)
             exact = normalise(other.text) == normalise(entry.text)
-            if (exact or score >= NEAR_DUPLICATE) and stamp(entry):
+            if not exact and supersedes(entry, other):
+                changes.append(Change("superseded", other, entry.id, f"newer entry on the same subject ({entry.time})"))
+                del kept[other_index]
+            elif (exact or score >= NEAR_DUPLICATE or _contained(known, tokens)) and stamp(entry):
                 if tokens > known and stamp(other):
                     kept[other_index] = msgspec.structs.replace(other, text=entry.text, time=entry.time)
                     _hold(holders, texts, kept[other_index], other_index, frequency)
@@ -131,9 +144,6 @@ def _one_round(entries: list[Entry], conflicts: list[tuple[Entry, Entry]]) -> tu
                 changes.append(Change("merged", entry, other.id, score_text))
                 absorbed = True
                 break
-            if supersedes(entry, other):
-                changes.append(Change("superseded", other, entry.id, f"newer entry on the same subject ({entry.time})"))
-                del kept[other_index]
             elif stamp(entry) and stamp(entry) == stamp(other) and changes_subject(entry, other):
                 conflicts.append((other, entry))
         if not absorbed:
