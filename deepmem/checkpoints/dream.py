@@ -11,15 +11,14 @@ changes nothing.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from deepmem.config import load_table, memory_dir
-from deepmem.memory.aside import ARCHIVE, HISTORY, retired_texts, set_aside
+from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, set_aside
 from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import locked, read_memory_file, write_memory_file
-from deepmem.types import ConfigError, DeepmemError, InputError
+from deepmem.types import ConfigError, DeepmemError
 
 DEFAULT_CAP = 200
 NOTES, MEMORY = "notes.md", "MEMORY.md"
@@ -41,14 +40,6 @@ def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:
     except DeepmemError:
         return None
     return Entry(new_id(text, taken), note.type, text, note.time.split(" · ", 1)[0].strip(), "project")
-
-
-def check_utf8(path: Path, data: bytes) -> None:
-    """Refuse to rewrite a file that is not UTF-8: its bytes would come back changed."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 at byte {exc.start}; fix or convert it, nothing was changed") from None
 
 
 def dream(root: str | os.PathLike[str]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Entries that leave MEMORY.md go to history.md or archive.md with a pointer, never nowhere."""
+"""Entries that leave MEMORY.md go to history.md or archive.md with a pointer, never nowhere; a file
+that is not UTF-8 is never rewritten."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import msgspec
 from deepmem.memory.consolidate import EXACT, Change
 from deepmem.memory.entries import Entry, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
+from deepmem.types import InputError
 
 HISTORY, ARCHIVE = "history.md", "archive.md"
 DESTINATION = {"merged": HISTORY, "superseded": HISTORY}
@@ -28,6 +30,14 @@ def retired_texts(folder: Path) -> set[str]:
     """Normalised texts of the entries in history.md (superseded or merged), without their pointer."""
     state = read_memory_file(folder / HISTORY, "project")
     return {normalise(entry.text.rsplit(POINTER, 1)[0]) for entry in state.entries}
+
+
+def check_utf8(path: Path, data: bytes) -> None:
+    """Refuse to rewrite a file that is not UTF-8: its bytes would come back changed."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 at byte {exc.start}; fix or convert it, nothing was changed") from None
 
 
 def set_aside(folder: Path, changes: list[Change]) -> None:

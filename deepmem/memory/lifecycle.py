@@ -15,7 +15,7 @@ from typing import Any
 
 from deepmem.config import memory_dir
 from deepmem.memory.age import stored_at
-from deepmem.memory.aside import set_aside
+from deepmem.memory.aside import check_utf8, set_aside
 from deepmem.memory.consolidate import Change, consolidate
 from deepmem.memory.files import locked, read_memory_file, scope_dir, scopes_of, write_memory_file
 from deepmem.memory.usage import read_usage
@@ -45,6 +45,7 @@ def cleanup(root: str | os.PathLike[str], now: datetime, apply: bool = False,
     folder = memory_dir(root)
     with locked(folder):
         state = read_memory_file(folder / "MEMORY.md", "project", verify=True)
+        check_utf8(state.path, state.data)
         plan = consolidate(state.entries, len(state.entries) or 1)
         usage = read_usage(folder)
         aged = [change for entry in plan.kept if (change := _aged(entry, usage, now, stale_days, unused_days))]
