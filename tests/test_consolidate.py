@@ -142,3 +142,15 @@ def test_bad_input_changes_nothing(tmp_path: Path, memory_bytes: bytes, config: 
     with pytest.raises(DeepmemError, match=error):
         dream(tmp_path)
     assert path.read_bytes() == memory_bytes
+
+
+def test_an_invalid_note_stays_in_notes_md(tmp_path: Path) -> None:
+    """A note too long to become a memory is counted invalid and left where it was; the others fold."""
+    write(tmp_path, "")
+    notes = tmp_path / ".deep-memory" / "notes.md"
+    notes.write_text("# Notes\n\n## Notes\n\n- [x1] (2026-01-01T00:00Z · nudge) " + "long " * 2000
+                     + "\n- [x2] (2026-01-01T00:00Z · nudge) Releases ship from main\n")
+    result = dream(tmp_path)
+    assert (result["stored"], result["invalid"]) == (1, 1)
+    assert [note["id"] for note in memory.notes(tmp_path)] == ["x1"]
+    assert dream(tmp_path)["invalid"] == 1 and [n["id"] for n in memory.notes(tmp_path)] == ["x1"]

@@ -4,8 +4,8 @@ Notes (checkpoint candidates, automatic captures) join the stored entries; dupli
 merge into the older entry, a newer entry on the same subject supersedes the older one,
 and above the entry cap the least useful entries move out. Whatever leaves MEMORY.md goes
 to `history.md` (merged, superseded: with a pointer to the entry that replaced it) or
-`archive.md` (over the cap), never nowhere. Folded notes leave notes.md. A second run
-changes nothing.
+`archive.md` (over the cap), never nowhere. Folded notes leave notes.md (invalid ones stay
+there). A second run changes nothing.
 """
 
 from __future__ import annotations
@@ -52,25 +52,25 @@ def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
         notes = read_memory_file(folder / NOTES, "project", verify=True)
         retired = retired_texts(folder)
         taken: dict[str, Any] = dict(memory.by_id)
-        fresh, invalid = [], 0
+        fresh, invalid = [], []
         for note in notes.entries:
             entry = note_entry(note, taken)
             if entry is None:
-                invalid += 1
+                invalid.append(note)
                 continue
             if normalise(entry.text) in retired:
                 continue
             taken[entry.id] = entry
             fresh.append(entry)
         plan = consolidate([*memory.entries, *fresh], cap)
-        if plan.kept == memory.entries and not notes.entries:
-            return summary(0, plan, invalid)
+        if plan.kept == memory.entries and len(notes.entries) == len(invalid):
+            return summary(0, plan, len(invalid))
         set_aside(folder, plan.changes)
         write_memory_file(memory, plan.kept)
-        if notes.entries:
-            write_memory_file(notes, [])
+        if len(notes.entries) > len(invalid):
+            write_memory_file(notes, invalid)
     kept_ids = {entry.id for entry in plan.kept}
-    return summary(sum(entry.id in kept_ids for entry in fresh), plan, invalid)
+    return summary(sum(entry.id in kept_ids for entry in fresh), plan, len(invalid))
 
 
 def summary(stored: int, plan: Plan, invalid: int) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def describe_dream(summary: dict[str, Any]) -> str:
     """A line of counts, then what changed and why."""
     head = (f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged, "
             f"{summary['superseded']} superseded (kept in {HISTORY}), {summary['archived']} archived "
-            f"(in {ARCHIVE}), {summary['invalid']} invalid notes")
+            f"(in {ARCHIVE}), {summary['invalid']} invalid notes (left in {NOTES})")
     shown = summary["conflicts"] + summary["changes"]
     lines = [f"- {line}" for line in shown[:SHOWN_CHANGES]]
     more = len(shown) - SHOWN_CHANGES
