@@ -34,6 +34,8 @@ def load_model(name: str) -> Any:
     local = Path(name).expanduser()
     if local.is_dir():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    elif name.startswith(("/", "./", "../", "~")):
+        raise ConfigError(f"embedding model folder {name} does not exist (set [memory] model or {MODEL_ENV})")
     from model2vec import StaticModel
 
     try:
