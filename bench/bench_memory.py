@@ -62,9 +62,9 @@ def scores(ranked: list[str], evidence: set[str]) -> tuple[float, float, float]:
     return recall5, recall10, dcg / ideal
 
 
-def quality(base: Path) -> None:
+def quality(base: Path, data: Path) -> None:
     """Evidence recall@5/@10 and NDCG@10 over LoCoMo dev categories 1-4, per system."""
-    samples = json.loads(LOCOMO.read_text())
+    samples = json.loads(data.read_text())
     totals = {name: [0.0, 0.0, 0.0] for name in SYSTEMS}
     questions = 0
     for sample in samples:
@@ -130,14 +130,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quality", action="store_true", help="retrieval quality only")
     parser.add_argument("--latency", action="store_true", help="latency only")
+    parser.add_argument("--locomo", type=Path, default=LOCOMO, help="the LoCoMo dev split (locomo-dev.json)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="deepmem-bench-") as tmp:
         os.environ["DEEP_MEMORY_GLOBAL_ROOT"] = str(Path(tmp) / "global")
         if not args.latency:
-            if not LOCOMO.is_file():
-                print(f"skipped: {LOCOMO} not found (the LoCoMo dev split is not shipped)", file=sys.stderr)
+            if not args.locomo.is_file():
+                print(f"skipped: {args.locomo} not found (the LoCoMo dev split is not shipped)", file=sys.stderr)
             else:
-                quality(Path(tmp))
+                quality(Path(tmp), args.locomo)
         if not args.quality:
             latency(Path(tmp))
     return 0

@@ -13,6 +13,7 @@ from deepmem.extractors.context import CriticalContext, find_context
 from deepmem.extractors.decisions import find_decisions
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.files import FileChange, files_modified
+from deepmem.extractors.lasting import Candidate, find_candidates
 from deepmem.extractors.progress import Progress, find_progress
 from deepmem.extractors.statements import Statement
 from deepmem.types import Message
@@ -27,16 +28,20 @@ class Findings(msgspec.Struct, frozen=True):
     files: tuple[FileChange, ...]
     errors: tuple[ErrorFinding, ...]
     context: CriticalContext
+    candidates: tuple[Candidate, ...] = ()
+    """Statements worth keeping as memories (they go to notes.md for the next /dream)."""
 
 
 def extract(messages: list[Message]) -> Findings:
     """Run every extractor over the messages."""
     timeline = build_timeline(messages)
+    errors = find_errors(timeline)
     return Findings(
         progress=find_progress(timeline),
         decisions=tuple(find_decisions(timeline)),
         constraints=tuple(find_constraints(timeline)),
         files=tuple(files_modified(timeline)),
-        errors=tuple(find_errors(timeline)),
+        errors=tuple(errors),
         context=find_context(timeline),
+        candidates=tuple(find_candidates(timeline, errors)),
     )

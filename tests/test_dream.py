@@ -29,9 +29,13 @@ def session(*texts: str, commands: tuple[str, ...] = ()) -> list[dict]:
     return messages
 
 
-def test_dream_folds_checkpoints_and_notes_and_is_idempotent(tmp_path: Path) -> None:
-    """Decisions, constraints and notes reach MEMORY.md once; a second run adds nothing."""
-    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder.", "We must never edit the vendored files."))
+def test_dream_folds_checkpoint_candidates_and_notes_and_is_idempotent(tmp_path: Path) -> None:
+    """Checkpoint candidates go to notes.md; dream moves them and other notes into MEMORY.md once."""
+    messages = session("I'll use orjson for the encoder.", "Let me try something.", commands=("pip install orjson",))
+    messages[0]["parts"][0]["text"] = "Fix the importer. We must never edit the vendored files."
+    compact(tmp_path, "ses_a", messages)
+    assert {(note["type"], note["text"]) for note in memory.notes(tmp_path)} == {
+        ("constraint", "We must never edit the vendored files."), ("decision", "I'll use orjson for the encoder.")}
     memory.add_note(tmp_path, "gotcha: the importer reads latin-1 files", "nudge")
     first = SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "")
     assert first.startswith("dream: 3 new memories")
@@ -39,7 +43,10 @@ def test_dream_folds_checkpoints_and_notes_and_is_idempotent(tmp_path: Path) -> 
     assert ("decision", "I'll use orjson for the encoder.") in texts
     assert ("constraint", "We must never edit the vendored files.") in texts
     assert any("latin-1" in text for _, text in texts)
+    assert memory.notes(tmp_path) == []
+    before = (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes()
     assert SLASH_COMMANDS["dream"](tmp_path, "ses_a", [], "").startswith("dream: 0 new memories")
+    assert (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes() == before
     assert load_schedule(tmp_path)["jobs"]["dream"]["last_result"].startswith("dream: 0 new")
 
 
@@ -52,16 +59,24 @@ def test_command_shapes() -> None:
     assert command_shape("cat <<'EOF' > fix.py") == "cat > file"
 
 
-def test_distill_writes_skill_candidates_for_sequences_seen_in_two_sessions(tmp_path: Path) -> None:
-    """The same edit-run-diff sequence in two sessions becomes one SKILL.md; a one-off does not."""
+def test_distill_writes_skill_candidates_where_opencode_loads_them(tmp_path: Path) -> None:
+    """The same edit-run-diff sequence in three sessions becomes one candidate under .opencode/skills/."""
     loop = ("sed -i 's/a/b/' src/x.py", "python3 reproduce.py", "git diff")
     compact(tmp_path, "ses_a", session(commands=("ls", *loop)))
     compact(tmp_path, "ses_b", session(commands=(*loop, "make docs")))
-    line = SLASH_COMMANDS["distill"](tmp_path, "ses_b", [], "")
-    assert line == "distill: 1 skill candidates in .deep-memory/: skills/sed-i-then-python-script-then-git-diff"
-    skill = (tmp_path / ".deep-memory" / "skills" / "sed-i-then-python-script-then-git-diff" / "SKILL.md").read_text()
-    assert skill.startswith("---\nname: sed-i-then-python-script-then-git-diff\n")
-    assert "seen in 2 sessions" in skill and "python3 reproduce.py" in skill
+    assert SLASH_COMMANDS["distill"](tmp_path, "ses_b", [], "").startswith("distill: no new skill candidates")
+    compact(tmp_path, "ses_c", session(commands=loop))
+    line = SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "")
+    name = "sed-i-then-python-script-then-git-diff"
+    assert line == f"distill: 1 skill candidates in .opencode/skills/: {name}"
+    path = tmp_path / ".opencode" / "skills" / name / "SKILL.md"
+    skill = path.read_text()
+    assert skill.startswith(f"---\nname: {name}\ndescription: Candidate skill")
+    assert "seen in 3 sessions" in skill and "status: candidate" in skill and "python3 reproduce.py" in skill
+    assert SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "") == line, "its own unedited file is refreshed"
+    path.write_text(skill + "\nMy own note.\n")
+    assert "left alone (edited or not written by deepmem): " + name in SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "")
+    assert path.read_text().endswith("My own note.\n")
 
 
 def test_no_recurring_sequence_in_one_session() -> None:
@@ -80,18 +95,24 @@ def test_schedule_runs_jobs_after_n_compactions(tmp_path: Path) -> None:
     assert jobs["distill"]["since"] == EVERY["dream"]
 
 
-def test_corrupt_schedule_starts_fresh(tmp_path: Path) -> None:
-    """An unreadable .schedule.json is replaced, not fatal."""
+def test_corrupt_schedule_is_kept_aside_and_starts_fresh(tmp_path: Path) -> None:
+    """An unreadable .schedule.json is kept as .schedule.json.bad with a message; wrong types are reset."""
     (tmp_path / ".deep-memory").mkdir()
     (tmp_path / ".deep-memory" / ".schedule.json").write_text("{not json")
-    assert compact(tmp_path, "ses_a", MESSAGES[:9])["scheduled"] == []
+    assert compact(tmp_path, "ses_a", MESSAGES[:9])["scheduled"] == [
+        ".schedule.json was unreadable: kept as .schedule.json.bad, counting starts afresh"]
+    assert (tmp_path / ".deep-memory" / ".schedule.json.bad").read_text() == "{not json"
     assert load_schedule(tmp_path)["jobs"]["dream"]["since"] == 1
+    (tmp_path / ".deep-memory" / ".schedule.json").write_text('{"jobs": {"dream": {"since": "x", "every": true}}}')
+    assert compact(tmp_path, "ses_b", MESSAGES[:9])["scheduled"] == []
+    assert load_schedule(tmp_path)["jobs"]["dream"] | {"last_run": None} == {
+        "every": EVERY["dream"], "since": 1, "last_run": None, "last_result": None}
 
 
 def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:
     """`deepmem dream` and `deepmem distill` print the same line as the slash commands."""
-    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder."))
+    compact(tmp_path, "ses_a", session("I'll use orjson for the encoder.", commands=("pip install orjson",)))
     assert main(["dream", "--root", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith("dream: 1 new memories")
     assert main(["distill", "--root", str(tmp_path)]) == 0
-    assert capsys.readouterr().out == "distill: no workflow recurs across checkpointed sessions yet\n"
+    assert capsys.readouterr().out == "distill: no new skill candidates (a workflow must recur in 3 sessions)\n"

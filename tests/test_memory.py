@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -18,7 +19,7 @@ from deepmem.memory.files import read_memory_file
 from deepmem.memory.index import SearchIndex
 from deepmem.memory.inject import STABLE_BUDGET_TOKENS, TOOL_HINT
 from deepmem.memory.search import rank
-from deepmem.memory.store import memory_path
+from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 from deepmem.memory.vectors import VectorTable
 from deepmem.tokens import estimate_tokens
@@ -390,7 +391,7 @@ def test_stable_block_is_deterministic_and_holds_constraints_and_decisions(root)
     block = api.stable_block(root)
     assert block == api.stable_block(root)
     assert "All timestamps are stored in UTC" in block and "FastAPI" in block
-    assert "(global) Never commit secrets" in block
+    assert re.search(r"\(global, \d{4}-\d\d\) Never commit secrets", block)
     assert "CI cache" not in block
     assert TOOL_HINT in block and "memory_search" in block and "deep_expand" in block
     assert block.index("timestamps") < block.index("FastAPI")
@@ -427,3 +428,45 @@ def test_add_note_appends_to_notes_md(root):
     assert note["text"] == "User said: never force-push to main"
     assert note["time"].endswith("· nudge")
     assert "force-push" not in api.stable_block(root)
+
+
+def test_ages_reach_the_model_but_not_the_stable_block(root):
+    """Whisper and search results say how old a memory is; the stable block holds only its month."""
+    from datetime import UTC, datetime
+
+    path = root / ".deep-memory" / "MEMORY.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Memory\n\n## Constraints\n\n- [d1] (2026-01-01T10:00Z) Deploys go through the staging cluster\n")
+    now = datetime(2026, 1, 22, 10, 0, tzinfo=UTC)
+    assert "(3 weeks ago) Deploys" in api.whisper(root, "can I deploy to the staging cluster?", now)
+    assert "3 weeks ago" in api.format_hits(api.search(root, "staging cluster"), now)
+    block = api.stable_block(root)
+    assert "- [d1] (2026-01) Deploys" in block and "ago" not in block
+
+
+def test_context_links_and_boost():
+    """Neighbours with the same time lend their score (halved two places away); others lend nothing."""
+    from deepmem.memory.entries import Entry
+    from deepmem.memory.index import context_links
+    from deepmem.memory.search import context_boost
+
+    times = ["t1", "t1", "t1", "t2", ""]
+    links = context_links([Entry(str(n), "fact", "x", time) for n, time in enumerate(times)])
+    assert [link.tolist() for link in links] == [[True, True, False, False], [True, False, False]]
+    boost = context_boost(np.array([2.0, 0.0, -1.0, 5.0, 5.0]), links)
+    assert boost.tolist() == [0.0, 2.0, 1.0, 0.0, 0.0]
+
+
+def test_a_question_finds_the_answer_through_the_turn_that_asked_it(root, monkeypatch):
+    """A reply that shares no word with the query ranks next to the turn it answers (not without context)."""
+    from deepmem.memory import search
+    from deepmem.memory.entries import Entry
+
+    turns = ["Mel: which city did Caroline move to last spring?", "Ann: Lisbon, by the river.",
+             "Mel: the weather here is grey again.", "Caroline: my cat learned a new trick.",
+             "Mel: I am painting a sunset over the lake."]
+    import_entries(root, [Entry(f"t{n}", "fact", text, "8 May, 2023") for n, text in enumerate(turns)])
+    ids = [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")]
+    assert ids == ["t0", "t1"]
+    monkeypatch.setattr(search, "CONTEXT_WEIGHT", 0.0)
+    assert [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")][1] != "t1"

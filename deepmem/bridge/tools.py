@@ -52,7 +52,7 @@ def run_tool(
         match name:
             case "memory_search":
                 a = msgspec.convert(args, SearchArgs)
-                hits = features.feature(memory, "search")(root, a.query, k=a.k, scope=a.scope)
+                hits = features.feature(memory, "search")(root, a.query, k=a.k, scope=a.scope, track=True)
                 return str(features.feature(memory, "format_hits")(hits))
             case "memory_store":
                 a = msgspec.convert(args, StoreArgs)

@@ -12,6 +12,7 @@ from deepmem.config import memory_dir
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
 from deepmem.memory.files import locked
+from deepmem.memory.store import add_notes
 from deepmem.sessionio import encode_json, validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -52,6 +53,8 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
                 "tokens_before": history_tokens(messages),
                 "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
             })
+        if findings.candidates:
+            add_notes(root, [(c.type, c.text) for c in findings.candidates], f"checkpoint {session_id}"[:40])
         result["scheduled"] = after_compaction(root)
     except InputError as exc:
         result["error"] = str(exc)

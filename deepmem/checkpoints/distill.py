@@ -2,17 +2,21 @@
 
 Each bash command is reduced to its shape (`pytest`, `python <script>`, `sed -i`, `git diff`);
 a run of SEQUENCE shapes seen in at least MIN_SESSIONS sessions becomes a candidate
-`.deep-memory/skills/<name>/SKILL.md`, with the first real commands as its example.
+`.opencode/skills/<name>/SKILL.md` (where OpenCode 1.18 finds project skills: it scans
+`{skill,skills}/**/SKILL.md` under `.opencode/`), with the first real commands as its example.
+The digest of each file written is kept in `.deep-memory/skills.json`: a SKILL.md whose bytes
+differ from it (the user edited it), or that deepmem did not write, is never overwritten.
 """
 
 from __future__ import annotations
 
 import os
-import posixpath
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
+import xxhash
 
 from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
@@ -20,8 +24,9 @@ from deepmem.extractors.calls import build_timeline, first_program
 from deepmem.sessionio import atomic_write
 
 SEQUENCE = 3
-MIN_SESSIONS = 2
+MIN_SESSIONS = 3
 MAX_SKILLS = 5
+WRITTEN = "skills.json"
 SUBCOMMAND_PROGRAMS = frozenset({"git", "npm", "pnpm", "yarn", "pip", "cargo", "go", "make", "docker", "uv"})
 INSPECTION = frozenset({"cat", "ls", "head", "tail", "grep", "rg", "find", "sed -n", "nl", "wc", "echo"})
 """Looking around is not a workflow: these shapes never start or end a candidate."""
@@ -78,8 +83,8 @@ def recurring_sequences(sessions: list[list[tuple[str, str]]]) -> list[tuple[tup
 
 
 def skill_name(shapes: tuple[str, ...]) -> str:
-    """A folder name for a sequence: its shapes, slugged."""
-    return re.sub(r"[^a-z0-9]+", "-", "-then-".join(shapes).lower()).strip("-")[:80]
+    """A skill name (also its folder): its shapes, slugged, at most 64 characters as OpenCode wants."""
+    return re.sub(r"[^a-z0-9]+", "-", "-then-".join(shapes).lower())[:64].strip("-")
 
 
 def render_skill(shapes: tuple[str, ...], count: int, example: list[str]) -> str:
@@ -87,24 +92,54 @@ def render_skill(shapes: tuple[str, ...], count: int, example: list[str]) -> str
     steps = "\n".join(f"{i}. `{shape}`" for i, shape in enumerate(shapes, 1))
     commands = "\n".join(" ".join(command.split())[:300] for command in example)
     return (
-        f"---\nname: {skill_name(shapes)}\ndescription: Recurring workflow seen in {count} sessions: "
-        f"{' → '.join(shapes)}\nstatus: candidate\n---\n\n## Steps\n{steps}\n\n## Example\n```bash\n{commands}\n```\n"
+        f"---\nname: {skill_name(shapes)}\ndescription: Candidate skill from deepmem (review it before relying on it): "
+        f"recurring workflow seen in {count} sessions, {' then '.join(shapes)}\nstatus: candidate\n---\n\n"
+        f"## Steps\n{steps}\n\n## Example\n```bash\n{commands}\n```\n"
     )
 
 
+def skills_dir(root: str | os.PathLike[str]) -> Path:
+    """The project's OpenCode skill folder."""
+    return Path(root) / ".opencode" / "skills"
+
+
+def written_digests(root: str | os.PathLike[str]) -> dict[str, str]:
+    """{skill name: digest of the SKILL.md deepmem last wrote}; empty when missing or unreadable."""
+    try:
+        value = orjson.loads((memory_dir(root) / WRITTEN).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
+
+
 def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
-    """Write one SKILL.md per recurring sequence; return the names written."""
+    """Write one SKILL.md per recurring sequence (skipping skills the user wrote or edited)."""
     written: list[str] = []
+    kept: list[str] = []
+    digests = written_digests(root)
     for shapes, count, example in recurring_sequences(session_shapes(root)):
-        path = memory_dir(root) / "skills" / skill_name(shapes) / "SKILL.md"
-        atomic_write(path, render_skill(shapes, count, example).encode("utf-8"))
-        written.append(posixpath.join("skills", skill_name(shapes)))
-    return {"skills": written}
+        name = skill_name(shapes)
+        path = skills_dir(root) / name / "SKILL.md"
+        try:
+            current = path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current is not None and xxhash.xxh3_64_hexdigest(current) != digests.get(name):
+            kept.append(name)
+            continue
+        data = render_skill(shapes, count, example).encode("utf-8")
+        atomic_write(path, data)
+        digests[name] = xxhash.xxh3_64_hexdigest(data)
+        written.append(name)
+    if written:
+        atomic_write(memory_dir(root) / WRITTEN, orjson.dumps(digests, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+    return {"skills": written, "kept": kept}
 
 
 def describe_distill(summary: dict[str, Any]) -> str:
     """One line for the model."""
-    skills = summary["skills"]
+    skills, kept = summary["skills"], summary.get("kept", [])
+    left = f"; left alone (edited or not written by deepmem): {', '.join(kept)}" if kept else ""
     if not skills:
-        return "distill: no workflow recurs across checkpointed sessions yet"
-    return f"distill: {len(skills)} skill candidates in .deep-memory/: {', '.join(skills)}"
+        return f"distill: no new skill candidates (a workflow must recur in {MIN_SESSIONS} sessions){left}"
+    return f"distill: {len(skills)} skill candidates in .opencode/skills/: {', '.join(skills)}{left}"

@@ -1,50 +1,94 @@
-"""`/dream`: fold notes.md and the session checkpoints into MEMORY.md, oldest first, so newer wins.
+"""`/dream`: fold notes.md into MEMORY.md and consolidate it in one deterministic pass.
 
-The memory store dedups exact and near-duplicate texts (merging them into the existing
-entry), so running it again adds nothing new.
+Notes (checkpoint candidates, automatic captures) join the stored entries; duplicates
+merge into the older entry, a newer entry on the same subject supersedes the older one,
+and above the entry cap the least useful entries move out. Whatever leaves MEMORY.md goes
+to `history.md` (merged, superseded: with a pointer to the entry that replaced it) or
+`archive.md` (over the cap), never nowhere. Folded notes leave notes.md (invalid ones stay
+there). A second run changes nothing.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 from typing import Any
 
-from deepmem.checkpoints.render import checkpoint_sections
-from deepmem.checkpoints.store import session_checkpoints
-from deepmem.memory import api as memory
-from deepmem.types import DeepmemError
+from deepmem.config import load_table, memory_dir
+from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, set_aside
+from deepmem.memory.consolidate import Plan, consolidate
+from deepmem.memory.entries import Entry, clean_text, new_id, normalise
+from deepmem.memory.files import locked, read_memory_file, write_memory_file
+from deepmem.types import ConfigError, DeepmemError
 
-SUFFIX = re.compile(r" \((?:step \d+|user|assistant)\)$")
-FOLDED_SECTIONS = {"Key decisions": "decision", "Constraints": "constraint"}
+DEFAULT_CAP = 200
+NOTES, MEMORY = "notes.md", "MEMORY.md"
+SHOWN_CHANGES = 20
 
 
-def dream_items(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """(type, text) to fold: decisions and constraints of each checkpoint (oldest first), then notes."""
-    items: list[tuple[str, str]] = []
-    for markdown in session_checkpoints(root):
-        sections = checkpoint_sections(markdown)
-        for title, kind in FOLDED_SECTIONS.items():
-            items += [(kind, SUFFIX.sub("", text)) for text in sections.get(title, []) if not text.startswith("… ")]
-    items += [(note["type"], note["text"]) for note in memory.notes(root)]
-    return items
+def entry_cap(root: str | os.PathLike[str]) -> int:
+    """`[memory] max_entries` of config.toml, default 200."""
+    cap = load_table(root, "memory").get("max_entries", DEFAULT_CAP)
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise ConfigError(f"{memory_dir(root) / 'config.toml'}: [memory] max_entries must be a positive integer")
+    return cap
+
+
+def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:
+    """A note as a memory entry: its own time without the source label, a fresh id; None when invalid."""
+    try:
+        text = clean_text(note.text)
+    except DeepmemError:
+        return None
+    return Entry(new_id(text, taken), note.type, text, note.time.split(" · ", 1)[0].strip(), "project")
 
 
 def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
-    """Store every item through the memory API; count stored, merged, refused (known) and invalid."""
-    outcomes: Counter[str] = Counter()
-    for kind, text in dream_items(root):
-        try:
-            outcomes[memory.store(root, text, kind, "project")["status"]] += 1
-        except DeepmemError:
-            outcomes["invalid"] += 1
-    return {name: outcomes[name] for name in ("stored", "merged", "refused", "invalid")}
+    """Fold notes and consolidate MEMORY.md; return counts and one line per change."""
+    folder = memory_dir(root)
+    cap = entry_cap(root)
+    with locked(folder):
+        memory = read_memory_file(folder / MEMORY, "project", verify=True)
+        check_utf8(memory.path, memory.data)
+        notes = read_memory_file(folder / NOTES, "project", verify=True)
+        retired = retired_texts(folder)
+        taken: dict[str, Any] = dict(memory.by_id)
+        fresh, invalid = [], []
+        for note in notes.entries:
+            entry = note_entry(note, taken)
+            if entry is None:
+                invalid.append(note)
+                continue
+            if normalise(entry.text) in retired:
+                continue
+            taken[entry.id] = entry
+            fresh.append(entry)
+        plan = consolidate([*memory.entries, *fresh], cap)
+        if plan.kept == memory.entries and len(notes.entries) == len(invalid):
+            return summary(0, plan, len(invalid))
+        set_aside(folder, plan.changes)
+        write_memory_file(memory, plan.kept)
+        if len(notes.entries) > len(invalid):
+            write_memory_file(notes, invalid)
+    kept_ids = {entry.id for entry in plan.kept}
+    return summary(sum(entry.id in kept_ids for entry in fresh), plan, len(invalid))
+
+
+def summary(stored: int, plan: Plan, invalid: int) -> dict[str, Any]:
+    """Counts per kind of change, the changes as lines, and the contradictions left to the user."""
+    lines = [f"{c.action} [{c.entry.id}]{f' into [{c.into}]' if c.into else ''}: {c.why} — {c.entry.text[:60]}"
+             for c in plan.changes]
+    counts = {action: sum(c.action == action for c in plan.changes) for action in ("merged", "superseded", "archived")}
+    conflicts = [f"conflict: [{a.id}] and [{b.id}] change the same subject at the same time ({a.time}); both kept, "
+                 "edit MEMORY.md to keep one" for a, b in plan.conflicts]
+    return {"stored": stored, **counts, "invalid": invalid, "changes": lines, "conflicts": conflicts}
 
 
 def describe_dream(summary: dict[str, Any]) -> str:
-    """One line for the model."""
-    return (
-        f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged into existing ones, "
-        f"{summary['refused']} already known, {summary['invalid']} invalid"
-    )
+    """A line of counts, then what changed and why."""
+    head = (f"dream: {summary['stored']} new memories in MEMORY.md, {summary['merged']} merged, "
+            f"{summary['superseded']} superseded (kept in {HISTORY}), {summary['archived']} archived "
+            f"(in {ARCHIVE}), {summary['invalid']} invalid notes (left in {NOTES})")
+    shown = summary["conflicts"] + summary["changes"]
+    lines = [f"- {line}" for line in shown[:SHOWN_CHANGES]]
+    more = len(shown) - SHOWN_CHANGES
+    return "\n".join([head, *lines, *([f"- … {more} more"] if more > 0 else [])])

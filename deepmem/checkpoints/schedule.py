@@ -25,8 +25,12 @@ JOBS: dict[str, tuple[Callable[[Any], dict[str, Any]], Callable[[dict[str, Any]]
 }
 
 
+FIELD_TYPES = {"every": int, "since": int, "last_run": str, "last_result": str}
+SET_ASIDE = SCHEDULE + ".bad"
+
+
 def load_schedule(root: str | os.PathLike[str]) -> dict[str, Any]:
-    """The schedule, or a fresh one when missing or unreadable."""
+    """The schedule, or a fresh one when missing or unreadable; fields of the wrong type are reset."""
     try:
         value = orjson.loads((memory_dir(root) / SCHEDULE).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -36,8 +40,22 @@ def load_schedule(root: str | os.PathLike[str]) -> dict[str, Any]:
     if isinstance(jobs, dict):
         for name, job in fresh.items():
             if isinstance(jobs.get(name), dict):
-                job.update({k: v for k, v in jobs[name].items() if k in job})
+                job.update({k: v for k, v in jobs[name].items()
+                            if k in job and isinstance(v, FIELD_TYPES[k]) and not isinstance(v, bool)})
     return {"jobs": fresh}
+
+
+def set_aside_unreadable(root: str | os.PathLike[str]) -> str | None:
+    """Keep an unreadable schedule as `.schedule.json.bad` (a fresh one replaces it); say so, or None."""
+    path = memory_dir(root) / SCHEDULE
+    try:
+        orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, orjson.JSONDecodeError):
+        path.replace(path.with_name(SET_ASIDE))
+        return f"{SCHEDULE} was unreadable: kept as {SET_ASIDE}, counting starts afresh"
+    return None
 
 
 def update_schedule(root: str | os.PathLike[str], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -67,11 +85,13 @@ def count_compaction(schedule: dict[str, Any]) -> None:
 def after_compaction(root: str | os.PathLike[str]) -> list[str]:
     """Count one compaction; run the jobs that are due. Failures are reported, never raised."""
     try:
+        with locked(memory_dir(root)):
+            notice = set_aside_unreadable(root)
         schedule = update_schedule(root, count_compaction)
     except OSError as exc:
         return [f"schedule not updated: {exc.strerror or exc}"]
     due = [name for name, job in schedule["jobs"].items() if 0 < job["every"] <= job["since"]]
-    results = []
+    results = [notice] if notice else []
     for name in due:
         try:
             results.append(run_job(root, name))

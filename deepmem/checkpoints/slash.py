@@ -33,7 +33,7 @@ def checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Mes
 
 
 def dream(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
-    """`/dream`: fold notes and checkpoints into MEMORY.md now."""
+    """`/dream`: fold notes into MEMORY.md and consolidate it now."""
     return run_job(root, "dream")
 
 

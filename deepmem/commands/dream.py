@@ -1,4 +1,4 @@
-"""`deepmem dream`: fold notes and checkpoints into MEMORY.md (the `/dream` slash command)."""
+"""`deepmem dream`: fold notes.md into MEMORY.md and consolidate it (the `/dream` slash command)."""
 
 from __future__ import annotations
 
@@ -9,4 +9,4 @@ from deepmem.checkpoints.slash import add_slash_parser
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `dream` parser."""
-    add_slash_parser(subparsers, "dream", "fold notes.md and checkpoints into MEMORY.md")
+    add_slash_parser(subparsers, "dream", "fold notes.md into MEMORY.md and consolidate it")

@@ -1,4 +1,4 @@
-"""`deepmem memory`: add, search, forget, list, stats, export and import memories."""
+"""`deepmem memory`: add, search, forget, list, stats, export, import, cleanup and reindex memories."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from deepmem.cli import add_root
+from deepmem.commands import memory_lifecycle
 from deepmem.memory import api
 from deepmem.memory.entries import TYPES, Entry, parse_markdown, render_markdown
 from deepmem.memory.files import read_memory_file, scopes_of
@@ -71,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("--dedup", action="store_true", help="skip entries whose text is already stored")
     _common(load, one, "project")
     load.set_defaults(run=run_import)
+    memory_lifecycle.register(commands)
 
 
 def _print_json(value: Any) -> None:

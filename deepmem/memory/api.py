@@ -7,15 +7,16 @@ rank-bm25, jieba and model2vec load only when a search or an embedding actually 
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
-from deepmem.memory.store import add_note as _add_note
-from deepmem.memory.store import forget_ids, memory_path
+from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
+from deepmem.memory.usage import record_use
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
@@ -51,9 +52,14 @@ def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     return rank(index, query, k, weight, explain)
 
 
-def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False) -> list[dict[str, Any]]:
-    """Top k memories for a query: dicts with id, type, text, time, scope, score (+ explain)."""
+def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False,
+           track: bool = False) -> list[dict[str, Any]]:
+    """Top k memories for a query: dicts with id, type, text, time, scope, score (+ explain).
+
+    `track` records the hits as retrieved (the model's memory_search does; benchmarks do not)."""
     hits = ranked(root, query, k, scope, explain)
+    if track:
+        _record(root, [hit.entry for hit in hits], datetime.now(UTC))
     results = []
     for hit in hits:
         result = {**entry_dict(hit.entry), "score": hit.score}
@@ -93,7 +99,7 @@ def stable_block(root: Root) -> str:
     return inject.stable_text(constraints, decisions)
 
 
-def whisper(root: Root, query: str) -> str | None:
+def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
     """Top memories relevant to the newest user message, or None when none is relevant enough."""
     query = CONTROL.sub(" ", query or "")[:MAX_ENTRY_CHARS].strip()
     if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
@@ -104,17 +110,25 @@ def whisper(root: Root, query: str) -> str | None:
         coverage = len(terms & set(cached_tokens(hit.entry.text))) / len(terms) if terms else 0.0
         if hit.similarity >= inject.WHISPER_MIN_SIMILARITY or (hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE):
             chosen.append((hit.entry, hit.score))
-    return inject.whisper_text(chosen)
+    now = now or datetime.now(UTC)
+    _record(root, [entry for entry, _ in chosen], now)
+    return inject.whisper_text(chosen, now)
 
 
-def format_hits(hits: list[dict[str, Any]]) -> str:
+def _record(root: Root, hits: list[Entry], now: datetime) -> None:
+    """Count the entries as retrieved at `now`, in their own scope's usage file."""
+    for name in scopes_of("all"):
+        record_use(scope_dir(root, name), [entry.id for entry in hits if entry.scope == name], now)
+
+
+def format_hits(hits: list[dict[str, Any]], now: datetime | None = None) -> str:
     """Search results as compact text for the model (the memory_search tool result)."""
-    return inject.format_hits(hits)
+    return inject.format_hits(hits, now or datetime.now(UTC))
 
 
-def add_note(root: Root, text: str, source: str) -> None:
+def add_note(root: Root, text: str, source: str, type: str = "note") -> None:
     """Append an automatic capture to the project's notes.md (exact repeats are skipped)."""
-    _add_note(root, text, source)
+    add_notes(root, [(type, text)], source)
 
 
 def notes(root: Root) -> list[dict[str, Any]]:

@@ -34,12 +34,25 @@ def load_model(name: str) -> Any:
     local = Path(name).expanduser()
     if local.is_dir():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    elif name.startswith(("/", "./", "../", "~")):
+        raise ConfigError(f"embedding model folder {name} does not exist (set [memory] model or {MODEL_ENV})")
     from model2vec import StaticModel
 
     try:
         return StaticModel.from_pretrained(str(local) if local.is_dir() else name, force_download=False)
     except Exception as exc:  # noqa: BLE001 - model2vec and the hub raise many kinds
         raise ConfigError(f"cannot load embedding model {name!r}: {exc}") from None
+
+
+@cache
+def model_fingerprint(name: str) -> str:
+    """What identifies the model's weights: its name and dimension, plus file names and sizes of a local folder."""
+    import xxhash
+
+    local = Path(name).expanduser()
+    files = sorted((str(path.relative_to(local)), path.stat().st_size) for path in local.rglob("*") if path.is_file()) \
+        if local.is_dir() else []
+    return xxhash.xxh3_64_hexdigest(repr((name, load_model(name).dim, files)).encode())
 
 
 def encode(name: str, texts: list[str]) -> Any:

@@ -160,9 +160,13 @@ def parse_markdown(text: str, scope: str = "project") -> Parsed:
 
 @lru_cache(maxsize=1 << 18)
 def render_entry(entry: Entry) -> str:
-    """One entry as Markdown: the first line carries id and time, follow-up lines are indented."""
+    """One entry as Markdown: the first line carries id and time, follow-up lines are indented.
+
+    An entry without a time (written by hand) shows none, unless its text starts with `(`,
+    which would then read as a time."""
     first, *rest = entry.text.split("\n")
-    return "\n".join([f"- [{entry.id}] ({entry.time}) {first}", *(f"  {line}" for line in rest)])
+    when = f" ({entry.time})" if entry.time or first.startswith("(") else ""
+    return "\n".join([f"- [{entry.id}]{when} {first}", *(f"  {line}" for line in rest)])
 
 
 def _blocks(entries: list[Entry], problems: list[Problem], title: str) -> list[tuple[EntryType | None, str]]:

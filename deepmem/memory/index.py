@@ -7,6 +7,7 @@ that changed. The index itself is rebuilt when any file's content hash changes.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from pathlib import Path
@@ -16,18 +17,21 @@ import msgspec
 import numpy as np
 import xxhash
 
-from deepmem.memory.embed import encode
+from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest
 from deepmem.memory.vectors import VectorTable
 from deepmem.sessionio import atomic_write
 
+log = logging.getLogger("deepmem.memory")
 INDEX_VERSION = "1"
 BM25_K1 = 1.2
 BM25_B = 0.4
 """Short memories: weaker length normalisation than the usual 0.75 ranks them better."""
 KEPT_INDEXES = 4
+CONTEXT_REACH = 2
+"""How many entries on each side can lend a search hit their context."""
 
 
 class TokenCache(msgspec.Struct):
@@ -38,10 +42,12 @@ class TokenCache(msgspec.Struct):
 
 
 class VectorRows(msgspec.Struct):
-    """The text digests of the rows of `index/vectors-<model>.npy`."""
+    """The text digests of the rows of `index/vectors-<model>.npy`, and the model that made them."""
 
     model: str
     digests: list[str]
+    fingerprint: str = ""
+    """Name, dimension and files of the model: a model changed in place makes the rows stale."""
 
 
 def _save_cache(path: Path, data: bytes) -> None:
@@ -101,8 +107,10 @@ def _load_vectors(base: Path, model: str) -> tuple[dict[str, int], Any]:
             matrix = np.load(base.with_suffix(".npy"), allow_pickle=False)
         except (msgspec.DecodeError, OSError, ValueError):
             return {}, None
-        if rows.model == model and matrix.ndim == 2 and matrix.shape[0] == len(rows.digests):
+        fits = matrix.ndim == 2 and matrix.shape[0] == len(rows.digests)
+        if rows.model == model and rows.fingerprint == model_fingerprint(model) and fits:
             return {digest: index for index, digest in enumerate(rows.digests)}, matrix
+        log.warning("%s: made by another embedding model (or an older one of the same name): rebuilding", base.name)
     return {}, None
 
 
@@ -119,7 +127,7 @@ def entry_vectors(state: MemoryFile, model: str) -> Any:
         used = sorted(set(digests), key=positions.__getitem__)
         matrix = matrix[[positions[digest] for digest in used]]
         positions = {digest: index for index, digest in enumerate(used)}
-        _save_cache(base.with_suffix(".rows"), msgspec.json.encode(VectorRows(model, used)))
+        _save_cache(base.with_suffix(".rows"), msgspec.json.encode(VectorRows(model, used, model_fingerprint(model))))
         _save_npy(base.with_suffix(".npy"), matrix)
     _vectors[(model, base)] = (positions, matrix)
     return matrix[[positions[digest] for digest in digests]]
@@ -160,9 +168,32 @@ class SearchIndex:
             self.bm25.idf = lucene_idf(len(self.tokens), postings)
         parts = [entry_vectors(state, model) for state in files if state.entries]
         self.vectors = VectorTable(np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32))
+        self.context = context_links(self.entries)
+
+
+def context_links(entries: list[Entry]) -> list[np.ndarray]:
+    """Per distance d (1 to CONTEXT_REACH): whether entry i and entry i + d were stored together.
+
+    Entries next to each other in a file with the same non-empty time and scope were stored
+    at the same moment (the turns of one conversation, the notes of one checkpoint).
+    """
+    times = np.asarray([f"{entry.scope}\x00{entry.time}" if entry.time else "" for entry in entries], dtype=object)
+    links = []
+    for distance in range(1, CONTEXT_REACH + 1):
+        ahead = times[distance:]
+        links.append((times[:-distance] == ahead) & (ahead != "") if len(times) > distance else np.zeros(0, bool))
+    return links
 
 
 _indexes: dict[tuple[str, tuple[tuple[str, str], ...]], SearchIndex] = {}
+
+
+def forget_caches() -> None:
+    """Drop every in-process index, token list and vector table (the next search rebuilds them)."""
+    _indexes.clear()
+    _vectors.clear()
+    _saved_tokens.clear()
+    known_tokens.clear()
 
 
 def search_index(files: list[MemoryFile], model: str) -> SearchIndex:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
+from deepmem.memory.age import coarse_date, relative_age
 from deepmem.memory.entries import Entry
 from deepmem.tokens import estimate_tokens
 
@@ -23,23 +25,26 @@ TOOL_HINT = (
 )
 
 
-def _line(entry: Entry, chars: int = ENTRY_CHARS) -> str:
-    """One entry on one line, cut to `chars` characters."""
+def _line(entry: Entry, when: str, chars: int = ENTRY_CHARS) -> str:
+    """One entry on one line, cut to `chars` characters, with its scope and `when` it was stored."""
     text = " ".join(entry.text.split())
     text = text if len(text) <= chars else text[: chars - 1] + "…"
-    where = " (global)" if entry.scope == "global" else ""
-    return f"- [{entry.id}]{where} {text}"
+    notes = ", ".join(part for part in ("global" if entry.scope == "global" else "", when) if part)
+    return f"- [{entry.id}]{f' ({notes})' if notes else ''} {text}"
 
 
 def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = STABLE_BUDGET_TOKENS) -> str:
-    """The system-prompt block: constraints, then decisions, as many as fit the budget, then the tool hint."""
+    """The system-prompt block: constraints, then decisions, as many as fit the budget, then the tool hint.
+
+    Entries carry the month they were stored, never a relative age: the block must not change with the clock.
+    """
     used = estimate_tokens(TOOL_HINT) + 40
     sections: list[str] = []
     left_out = 0
     for title, group in (("Constraints (always respect):", constraints), ("Key decisions:", decisions)):
         lines = []
         for entry in group:
-            line = _line(entry)
+            line = _line(entry, coarse_date(entry.time))
             cost = estimate_tokens(line) + 1
             if used + cost > budget:
                 left_out += 1
@@ -54,12 +59,12 @@ def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = 
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
 
-def whisper_text(hits: list[tuple[Entry, float]]) -> str | None:
-    """The end-of-context reminder for the newest user message, or None without hits."""
+def whisper_text(hits: list[tuple[Entry, float]], now: datetime) -> str | None:
+    """The end-of-context reminder for the newest user message (ages relative to `now`), or None without hits."""
     lines = []
     used = 30
     for entry, _score in hits[:WHISPER_HITS]:
-        line = _line(entry, 300)
+        line = _line(entry, relative_age(entry.time, now), 300)
         if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
             break
         used += estimate_tokens(line)
@@ -71,14 +76,15 @@ def whisper_text(hits: list[tuple[Entry, float]]) -> str | None:
     ) + "\n</deep-memory-recall>"
 
 
-def format_hits(hits: Iterable[dict[str, Any]]) -> str:
-    """Search results as compact text for the model (the memory_search tool result)."""
+def format_hits(hits: Iterable[dict[str, Any]], now: datetime) -> str:
+    """Search results as compact text for the model (the memory_search tool result), ages relative to `now`."""
     hits = list(hits)
     if not hits:
         return "No stored memory matches."
     lines = [f"{len(hits)} {'memory' if len(hits) == 1 else 'memories'}:"]
     for number, hit in enumerate(hits, 1):
-        meta = " · ".join(part for part in (hit["type"], hit["scope"], hit.get("time", "")) if part)
+        age = relative_age(hit.get("time", ""), now)
+        meta = " · ".join(part for part in (hit["type"], hit["scope"], hit.get("time", ""), age) if part)
         lines.append(f"{number}. [{hit['id']}] {meta}")
         lines.extend(f"   {line}" for line in hit["text"].split("\n"))
     return "\n".join(lines)

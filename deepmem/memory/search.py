@@ -15,8 +15,13 @@ from deepmem.types import InputError
 
 CANDIDATE_CAP = 4_000
 """BM25 scores at most about this many entries: postings are added rarest term first."""
-BM25_WEIGHT = 0.4
+BM25_WEIGHT = 0.5
 """Weight of the BM25 z-score in the fused score; the similarity z-score has the rest."""
+CONTEXT_WEIGHT = 0.7
+CONTEXT_DECAY = 0.5
+"""An entry gains CONTEXT_WEIGHT × the best positive fused score of the entries stored together with it
+within CONTEXT_REACH places, halved per place beyond the first. All three were chosen by leave-one-
+conversation-out cross-validation on the LoCoMo dev split (bench/README.md)."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -98,12 +103,25 @@ def best(fused: np.ndarray, docs: np.ndarray, allowed: np.ndarray, k: int) -> np
     return allowed[np.lexsort((docs[allowed], -fused[allowed]))][:k]
 
 
+def context_boost(fused: np.ndarray, links: list[np.ndarray], decay: float = CONTEXT_DECAY) -> np.ndarray:
+    """Per entry, the best positive fused score among the entries stored together with it, decayed by distance."""
+    boost = np.zeros_like(fused)
+    for distance, together in enumerate(links, 1):
+        if not len(together):
+            continue
+        scale = decay ** (distance - 1)
+        np.maximum(boost[:-distance], scale * np.where(together, fused[distance:], 0.0), out=boost[:-distance])
+        np.maximum(boost[distance:], scale * np.where(together, fused[:-distance], 0.0), out=boost[distance:])
+    return boost
+
+
 def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_WEIGHT,
          explain: bool = False) -> list[Hit]:
     """The top k entries by fused score (ties broken by entry order).
 
     The fusion adds the z-scores of BM25 and of cosine similarity, each taken over the
-    whole store. Only BM25's candidates and the embedding shortlist are scored: any other
+    whole store, then lends each entry part of the best score of its neighbours stored at
+    the same moment (a turn is often found through the turn that asked about it). Only BM25's candidates and the embedding shortlist are scored: any other
     entry has no BM25 score and a lower similarity than the shortlist's entries.
     """
     query = check_query(query)
@@ -127,6 +145,10 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
     lexical_spread = math.sqrt(max(float(lexical @ lexical) / count - lexical_mean**2, 0.0))
     fused = (bm25_weight * standardised(lexical[docs], lexical_mean, lexical_spread)
              + (1.0 - bm25_weight) * standardised(similarity, *index.vectors.moments(vector)))
+    if CONTEXT_WEIGHT:
+        whole = np.zeros(count, dtype=np.float64)
+        whole[docs] = fused
+        fused = fused + CONTEXT_WEIGHT * context_boost(whole, index.context)[docs]
     evidence = ((lexical[docs] > 0) & (bm25_weight > 0)) | ((similarity > 0) & (bm25_weight < 1))
     chosen = best(fused, docs, np.flatnonzero(evidence), k)
     top = docs[chosen]

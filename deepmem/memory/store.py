@@ -171,16 +171,23 @@ def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "proje
     return gone
 
 
-def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | None = None) -> Entry | None:
-    """Append an automatic capture to notes.md (exact repeats are skipped); returns the new note."""
-    text = clean_text(text)
+def add_notes(root: str | os.PathLike[str], items: list[tuple[str, str]], source: str,
+              time: str | None = None) -> list[Entry]:
+    """Append automatic captures, (type, text) each, to notes.md in one write; exact repeats are skipped."""
     path = scope_dir(root, "project") / "notes.md"
+    label = check_time(" ".join(source.split())[:40] or "auto")
+    stamp = f"{check_time(time) if time is not None else now_text()} · {label}"
     with locked(path.parent):
         state = read_memory_file(path, "project", verify=True)
-        if normalise(text) in state.by_text:
-            return None
-        label = check_time(" ".join(source.split())[:40] or "auto")
-        stamp = f"{check_time(time) if time is not None else now_text()} · {label}"
-        note = Entry(new_id(text, state.by_id), "note", text, stamp, "project")
-        append_entry(state, note)
-    return note
+        taken, known, added = dict(state.by_id), set(state.by_text), []
+        for kind, text in items:
+            text, kind = clean_text(text), check_type(kind)
+            if normalise(text) in known:
+                continue
+            note = Entry(new_id(text, taken), kind, text, stamp, "project")
+            taken[note.id] = note
+            known.add(normalise(text))
+            added.append(note)
+        if added:
+            write_memory_file(state, [*state.entries, *added])
+    return added

@@ -1,0 +1,90 @@
+"""Fusion settings by leave-one-conversation-out cross-validation on the LoCoMo dev split.
+
+    python -m bench.memory_folds [--locomo PATH]
+
+For each conversation, the grid point (BM25 weight, context weight, context reach) with
+the best evidence recall@10 on the other conversations is scored on the held-out one.
+Prints one JSON line per fold, then the mean and spread of the held-out recall, so the
+shipped settings can be checked against a split they were not chosen on. Every question's
+BM25 and similarity z-scores are computed once with the search code; the grid only
+re-weights them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+
+from bench.bench_memory import LOCOMO, evidence_ids, turns
+from deepmem.memory.embed import encode, model_name
+from deepmem.memory.files import read_memory_file
+from deepmem.memory.index import search_index
+from deepmem.memory.search import bm25_scores, context_boost, standardised
+from deepmem.memory.store import import_entries, memory_path
+from deepmem.memory.tokenize import tokenize
+
+GRID = list(product((0.3, 0.4, 0.5, 0.6), (0.0, 0.3, 0.5, 0.7, 1.0), (1, 2, 3)))
+"""(BM25 weight, context weight, context reach)."""
+
+
+def questions(data: Path, base: Path) -> list[tuple[str, np.ndarray, np.ndarray, list[np.ndarray], set[int], int]]:
+    """(conversation, BM25 z-scores, similarity z-scores, context links, evidence rows, evidence count) per question."""
+    found = []
+    for sample in json.loads(data.read_text()):
+        root = base / sample["sample_id"]
+        import_entries(root, turns(sample["conversation"]))
+        index = search_index([read_memory_file(memory_path(root, "project"), "project")], model_name(root))
+        rows = {entry.id: row for row, entry in enumerate(index.entries)}
+        for qa in sample["qa"]:
+            evidence = evidence_ids(qa.get("evidence", []))
+            if qa["category"] not in (1, 2, 3, 4) or not evidence:
+                continue
+            lexical = bm25_scores(index, list(dict.fromkeys(tokenize(qa["question"]))))
+            similarity = index.vectors.everything(encode(index.model, [qa["question"]])[0])
+            found.append((sample["sample_id"], standardised(lexical, lexical.mean(), lexical.std()),
+                          standardised(similarity, similarity.mean(), similarity.std()), index.context,
+                          {rows[e] for e in evidence if e in rows}, len(evidence)))
+    return found
+
+
+def recall10(items: list, point: tuple[float, float, int]) -> float:
+    """Mean evidence recall@10 of the items at one grid point."""
+    weight, context, reach = point
+    total = 0.0
+    for _, lexical, similarity, links, evidence, count in items:
+        fused = weight * lexical + (1 - weight) * similarity
+        fused = fused + context * context_boost(fused, links[:reach])
+        top = np.lexsort((np.arange(len(fused)), -fused))[:10]
+        total += len(evidence & set(top.tolist())) / count
+    return total / len(items)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--locomo", type=Path, default=LOCOMO, help="the LoCoMo dev split (locomo-dev.json)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="deepmem-folds-") as tmp:
+        os.environ["DEEP_MEMORY_GLOBAL_ROOT"] = str(Path(tmp) / "global")
+        items = questions(args.locomo, Path(tmp))
+    held = []
+    for conversation in sorted({item[0] for item in items}):
+        train = [item for item in items if item[0] != conversation]
+        test = [item for item in items if item[0] == conversation]
+        point = max(GRID, key=lambda p: recall10(train, p))
+        held.append(recall10(test, point))
+        print(json.dumps({"held_out": conversation, "questions": len(test), "bm25_weight": point[0],
+                          "context_weight": point[1], "context_reach": point[2], "recall@10": round(held[-1], 3)}))
+    print(json.dumps({"folds": len(held), "recall@10_mean": round(statistics.mean(held), 3),
+                      "recall@10_stdev": round(statistics.pstdev(held), 3)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

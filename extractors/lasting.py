@@ -1,0 +1,163 @@
+"""What becomes a memory: decisions, constraints and fixes that will still hold in a later session.
+
+A user's statement counts when it is firm and their own: not a hedge, not a question, not
+pasted material (blocks in `<tags>`, `>` quotes, code fences), not the session's own task
+instructions (talk about "your response", "this task", code blocks), and not a template
+the user side repeats word for word. An assistant's statement counts only when it is firm,
+stands on its own (no opening "so", "then", "this"), is not narration of its next step
+("I'll use `sed` to…") or a quote of instructions, and is
+confirmed by what followed: a later successful call acts on what it names, or a failing
+command it concluded about passes afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import msgspec
+
+from deepmem.extractors.calls import Timeline, ToolCall
+from deepmem.extractors.constraints import ASSISTANT_CONSTRAINT, USER_CONSTRAINT
+from deepmem.extractors.decisions import DECISION
+from deepmem.extractors.errors import ErrorFinding, find_errors
+from deepmem.extractors.statements import sentences
+from deepmem.nudges import MEMORY_PATTERNS
+
+PASTED = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>.*?</\1>|^[ \t]*>.*$", re.S | re.M)
+"""Tagged blocks (a pasted issue, task instructions) and `>` quote lines."""
+LOG_LIKE = re.compile(
+    r"\btraceback\b|\bfile \"|\bline \d+|^\w*(?:error|exception|warning):|\$ |^\s*at \w|\bexit (?:code|status)",
+)
+HEDGE = re.compile(
+    r"\b(?:i think|i guess|i believe|i suspect|maybe|perhaps|probably|possibly|might|could|seems?|apparently|"
+    r"not sure|let me|let's|wait|actually|hmm|i need to|i should|try|trying|attempt|if|whether|unless|"
+    r"or just|or better|for now|suggests?|as suggested|confident|should be|usually)\b|\?|我觉得|也许|可能|大概|试试|看看"
+)
+TASK_TALK = re.compile(
+    r"\b(?:your (?:response|answer|task|changes?|commands?|work|output|solution|reply|code)|this task|the task|"
+    r"instructions?|pr description|issue description|bug report|submit(?:ting)?|code block|bash block|"
+    r"thought section|responses?|action|assignment)\b|任务|回复|提交"
+)
+STEP_NARRATION = re.compile(
+    r"\bto (?:insert|inject|replace|append|apply|overwrite|write|edit|create|make|run|check|see|debug|verify|"
+    r"reproduce|test|print|inspect|construct|update|find|look|confirm|modify|fix|do|delete|remove|extract|read|"
+    r"restore|revert|build|be safe)\b|\btemporar|\bscripts?\b|\breproduc|\bdebug|\bprint\b|\bcarefully\b|"
+    r"\bthis (?:change|edit|time)\b|\b(?:is|was) (?:working|verified|applied|in|done|complete)\b|:$|\bagain\b|\bas well\b|\bapproach\b|\bline numbers?\b|\bsafer\b|"
+    r"\b(?:use|using) `?(?:sed|awk|ed|cat|perl|python3?|echo|printf|heredoc|git checkout|[\w-]+\.py)\b"
+)
+"""An assistant's "I'll use X to…" describes how it does the next step, not a lasting choice."""
+OPENER = re.compile(
+    r"(?:so|then|but|and|or|since|this|that|these|it|also|now|here|thus|therefore|hence|otherwise|because|"
+    r"which|when|in|for|with|type|my|our|no|yes|ok|okay)\b|所以|然后|但是|因此",
+    re.I,
+)
+"""An assistant's sentence opening with a connective or a pointer leans on the one before: it does not stand alone."""
+QUOTED = re.compile(r"^[\"“']|\"[^\"]{8,}\"|“[^”]{8,}”")
+PLAN = re.compile(r"\b(?:i'll|i will|we'll|we will|i am going to|i'm going to) use\b")
+REASON = re.compile(r"\b(?:for|because|since|rather than|instead of|so that|as)\b")
+"""An assistant's plan ("I'll use X") is a lasting choice only when it gives a reason."""
+ALTERNATIVES = re.compile(r"\bor\b")
+"""A decision that still names alternatives has not chosen."""
+SUBJECT = re.compile(r"`([^`]{2,80})`|\b([A-Za-z_][\w.-]*[._-][\w.-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Za-z]{5,}\d*)\b")
+GENERIC = frozenset(
+    """about above after again before being below between change changes could current different during
+    error errors every except files first function further other output should since still their there
+    these thing things those through under until using value values where which while would always never
+    instead rather because decided going stick switch""".split()
+)
+"""Words too common to say that a later call acted on a statement."""
+NUDGE_TYPES = {"decision": "decision", "constraint": "constraint", "fix": "gotcha"}
+"""What the memory nudge's detections become: the same sentences the model is reminded to store."""
+ACTING_TOOLS = frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"})
+
+
+class Candidate(msgspec.Struct, frozen=True):
+    """A statement worth keeping as a memory: its type, text, who said it and when."""
+
+    type: str
+    text: str
+    role: str
+    step: int
+
+
+LABEL = re.compile(r"^[A-Z]{3,}:\s*")
+"""A shouted label a harness asks for (`THOUGHT:`), not part of what is said."""
+
+
+def _own_words(text: str) -> str:
+    """The text without pasted blocks and quotes (code fences go in `sentences`)."""
+    return PASTED.sub("\n", text)
+
+
+def _kind(sentence: str, role: str) -> str | None:
+    """decision, constraint, gotcha (a fix the memory nudge detects), or None."""
+    lowered = sentence.lower()
+    if DECISION.search(lowered):
+        return "decision"
+    constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT
+    if constraint.search(lowered):
+        return "constraint"
+    return next((NUDGE_TYPES[kind] for kind, pattern, _ in MEMORY_PATTERNS if pattern.search(sentence)), None)
+
+
+def _firm(sentence: str, role: str, kind: str) -> bool:
+    """Not a hedge, not about the task's own instructions, not log text, not a quote or narration."""
+    lowered = sentence.lower()
+    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered):
+        return False
+    if kind == "decision" and ALTERNATIVES.search(lowered):
+        return False
+    if role == "user":
+        return True
+    if OPENER.match(sentence) or PLAN.search(lowered) and not REASON.search(lowered):
+        return False
+    return not (STEP_NARRATION.search(lowered) or QUOTED.search(sentence))
+
+
+def subjects(sentence: str) -> set[str]:
+    """What a statement is about: code spans, identifiers and longer words, lowercased."""
+    found = set()
+    for match in SUBJECT.finditer(sentence):
+        word = (match.group(1) or match.group(2)).lower()
+        if word not in GENERIC:
+            found.add(word)
+    return found
+
+
+def _acted_upon(sentence: str, calls: tuple[ToolCall, ...]) -> bool:
+    """A successful edit, write or command of the session mentions what the sentence is about."""
+    names = subjects(sentence)
+    if not names:
+        return False
+    for call in calls:
+        if call.tool in ACTING_TOOLS and not call.failed:
+            words = str(call.input).lower()
+            if any(name in words for name in names):
+                return True
+    return False
+
+
+def find_candidates(timeline: Timeline, errors: list[ErrorFinding] | None = None) -> list[Candidate]:
+    """Memory candidates of one session, oldest first, each text once (its newest position)."""
+    user_said = Counter(sentence for prose in timeline.prose if prose.role == "user"
+                        for sentence in set(sentences(_own_words(prose.text))))
+    fixed = [(error.first_step, error.fixed_step) for error in (find_errors(timeline) if errors is None else errors)
+             if error.fixed_step]
+    found: dict[str, Candidate] = {}
+    for prose in timeline.prose:
+        for said_text in sentences(_own_words(prose.text)):
+            sentence = LABEL.sub("", said_text)
+            kind = _kind(sentence, prose.role)
+            if kind is None or not _firm(sentence, prose.role, kind):
+                continue
+            if prose.role == "user" and user_said[sentence] > 1:
+                continue
+            confirmed = _acted_upon(sentence, timeline.calls) or any(
+                first <= prose.step <= done for first, done in fixed)
+            if prose.role != "user" and not confirmed:
+                continue
+            key = sentence.casefold().rstrip(".!。")
+            found.pop(key, None)
+            found[key] = Candidate(kind, sentence, prose.role, prose.step)
+    return list(found.values())

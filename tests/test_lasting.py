@@ -1,0 +1,81 @@
+"""What becomes a memory: rules on small sessions, and precision against hand labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from deepmem.extractors.calls import build_timeline
+from deepmem.extractors.lasting import find_candidates
+from deepmem.sessionio import read_session
+
+from .conftest import FIXTURES
+
+LABELS = {item["text"]: item for item in orjson.loads((FIXTURES / "memory_labels.json").read_bytes())["labels"]}
+CORPUS = Path("/work/shared/corpus/swe-gemini3")
+MIN_PRECISION = 0.6
+"""Measured 9 of 14 on the corpus (before this filter: 5 of 319 checkpoint statements on a labelled sample)."""
+
+
+def said(*turns: tuple[str, str], commands: tuple[str, ...] = ()) -> list[dict]:
+    """A session of (role, text) turns followed by successful bash commands."""
+    messages = []
+    for role, text in turns:
+        messages.append({"info": {"role": role, "id": "m"}, "parts": [{"type": "text", "text": text}]})
+    for command in commands:
+        state = {"status": "completed", "input": {"command": command}, "output": "", "metadata": {"exit": 0}}
+        messages.append({"info": {"role": "assistant", "id": "b"}, "parts": [{"type": "tool", "tool": "bash", "state": state}]})
+    return messages
+
+
+def texts(messages: list[dict]) -> list[str]:
+    """Candidate texts of a session."""
+    return [candidate.text for candidate in find_candidates(build_timeline(messages))]
+
+
+@pytest.mark.parametrize(("turns", "commands", "expected"), [
+    ([("user", "Fix the build. We must never edit the vendored files.")], (), ["We must never edit the vendored files."]),
+    ([("user", "数据库必须使用 PostgreSQL。")], (), ["数据库必须使用 PostgreSQL。"]),
+    ([("user", "Our public API must stay backwards compatible.")], (), ["Our public API must stay backwards compatible."]),
+    ([("user", "Maybe we must avoid SQLite here?")], (), []),
+    ([("user", "<issue>\nThe parser must not crash on empty input.\n</issue>\nPlease fix it.")], (), []),
+    ([("user", "> Users must not see stack traces\nCan you look?")], (), []),
+    ([("user", "Your response MUST include exactly one bash code block.")], (), []),
+    ([("user", "Do not commit your changes."), ("user", "ok"), ("user", "Do not commit your changes.")], (), []),
+    ([("assistant", "I'll use `sed` to replace the line.")], ("sed -i s/a/b/ x.py",), []),
+    ([("assistant", "Actually, I think my approach is getting too complex.")], (), []),
+    ([("assistant", "So the fix is to change the delimiter lookup.")], (), []),
+    ([("assistant", "I decided to use orjson for the encoder.")], (), []),
+    ([("assistant", "I decided to use orjson for the encoder.")], ("pip install orjson",),
+     ["I decided to use orjson for the encoder."]),
+    ([("assistant", 'The instructions say "DO NOT MODIFY: Tests".')], (), []),
+])
+def test_candidate_rules(turns: list[tuple[str, str]], commands: tuple[str, ...], expected: list[str]) -> None:
+    """Firm user statements stay; hedges, pasted text, task talk, templates and unconfirmed claims go."""
+    assert texts(said(*turns, commands=commands)) == expected
+
+
+def precision(paths: list[Path]) -> tuple[int, int]:
+    """(kept candidates labelled keep, all candidates) over the sessions; every candidate must be labelled."""
+    good = total = 0
+    for path in paths:
+        for text in texts(read_session(str(path)).messages):
+            assert text in LABELS, f"{path.name}: unlabelled candidate {text!r}"
+            good += LABELS[text]["keep"]
+            total += 1
+    return good, total
+
+
+def test_precision_on_the_opencode_fixtures() -> None:
+    """Every candidate of the recorded OpenCode sessions is labelled, and the labels say keep."""
+    good, total = precision(sorted((FIXTURES / "sessions").glob("*.json")))
+    assert total >= 2 and good == total
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the swe-gemini3 corpus is not on this machine")
+def test_precision_on_the_corpus() -> None:
+    """Over 100 corpus sessions: every candidate labelled, precision at least MIN_PRECISION."""
+    good, total = precision(sorted(p for p in CORPUS.glob("*.json") if p.name != "manifest.json"))
+    assert total and good / total >= MIN_PRECISION
