@@ -16,8 +16,9 @@ import orjson
 
 from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
+from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline, first_program
-from deepmem.sessionio import atomic_write
+from deepmem.redact import redactor_for
 
 SEQUENCE = 3
 MIN_SESSIONS = 2
@@ -97,7 +98,7 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
     written: list[str] = []
     for shapes, count, example in recurring_sequences(session_shapes(root)):
         path = memory_dir(root) / "skills" / skill_name(shapes) / "SKILL.md"
-        atomic_write(path, render_skill(shapes, count, example).encode("utf-8"))
+        atomic_write(path, redactor_for(root).text(render_skill(shapes, count, example)).encode("utf-8"))
         written.append(posixpath.join("skills", skill_name(shapes)))
     return {"skills": written}
 

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import msgspec
 
+from deepmem.disk import locked
 from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
 from deepmem.memory.files import (
     MemoryFile,
     append_entry,
-    locked,
     read_memory_file,
     scope_dir,
     write_memory_file,
 )
 from deepmem.memory.tokenize import cached_tokens
+from deepmem.redact import redactor_for
 from deepmem.types import InputError
 
 NEAR_DUPLICATE = 0.8
@@ -99,7 +100,7 @@ def _brief(entry: Entry) -> str:
 def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: str = "project",
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
-    text, kind = clean_text(text), check_type(kind)
+    text, kind = redactor_for(root).text(clean_text(text)), check_type(kind)
     path = memory_path(root, scope)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
@@ -133,6 +134,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
     """Add many entries in one write; each keeps its id (replacing an entry with that id)."""
     path = memory_path(root, scope)
     counts = {"imported": 0, "replaced": 0, "skipped": 0}
+    redactor = redactor_for(root)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
@@ -141,7 +143,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
         for item in items:
             try:
                 entry = msgspec.structs.replace(item, id=check_id(item.id), type=check_type(item.type),
-                                                text=clean_text(item.text), time=check_time(item.time), scope=scope)
+                                                text=redactor.text(clean_text(item.text)), time=check_time(item.time), scope=scope)
             except InputError as exc:
                 raise InputError(f"entry {item.id!r}: {exc}") from None
             if dedup and normalise(entry.text) in texts:
@@ -173,7 +175,7 @@ def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "proje
 
 def add_note(root: str | os.PathLike[str], text: str, source: str, time: str | None = None) -> Entry | None:
     """Append an automatic capture to notes.md (exact repeats are skipped); returns the new note."""
-    text = clean_text(text)
+    text = redactor_for(root).text(clean_text(text))
     path = scope_dir(root, "project") / "notes.md"
     with locked(path.parent):
         state = read_memory_file(path, "project", verify=True)
