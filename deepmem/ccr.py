@@ -40,7 +40,7 @@ class CCRStore:
         path = self._path(key)
         if path.exists():
             return
-        data = self.redactor.text(text).encode("utf-8", "surrogatepass")
+        data = self.redactor.document(text).encode("utf-8", "surrogatepass")
         atomic_write(path, data, PRIVATE)
         if self._disk_total is not None:
             self._disk_total += len(data)

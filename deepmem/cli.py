@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from deepmem import __version__
-from deepmem.config import load_config
+from deepmem.config import check_config
 from deepmem.types import DeepmemError
 
 COMMAND_MODULES = (
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if getattr(args, "root", None) is not None and args.check_config:
-            load_config(args.root)
+            check_config(args.root)
         return int(args.run(args) or 0)
     except DeepmemError as exc:
         print(f"deepmem: error: {exc}", file=sys.stderr)

@@ -14,6 +14,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from deepmem.config import load_config
 
 SECRET_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
@@ -34,7 +36,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("env-line", r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9]*_)*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|"
                  r"CREDENTIALS?|PRIVATE|AUTH)(?:_[A-Z0-9]+)*[ \t]*=[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$"),
     ("assignment", rf"(?i)\b[A-Za-z0-9_.-]*{SECRET_WORDS}(?![A-Za-z0-9_])[\"']?[ \t]*[:=][ \t]*"
-                   r"(?:\"(?P<secret>[^\"\n]{4,})\"|'(?P<quoted>[^'\n]{4,})'|(?P<bare>(?![$%])[^\s\"'`,;(){}\[\]<>]{6,}))"),
+                   r"(?:\"(?P<secret>[^\"\n]{4,})\"|'(?P<quoted>[^'\n]{4,})'|(?P<bare>(?![$%])[^\s\\\"'`,;(){}\[\]<>]{6,}+)(?![(\[]))"),
 )
 """(kind, regex) in the order they are applied; earlier, more specific kinds win."""
 
@@ -79,6 +81,19 @@ class Redactor:
         if not self.enabled:
             return data
         return self.text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+    def document(self, text: str) -> str:
+        """A stored original: a JSON document is redacted value by value (escapes hide nothing), then as text."""
+        if self.enabled and text[:1] in ("{", "["):
+            try:
+                value = orjson.loads(text)
+            except (orjson.JSONDecodeError, UnicodeError):
+                pass
+            else:
+                clean = self.json(value)
+                if clean != value:
+                    text = orjson.dumps(clean).decode("utf-8")
+        return self.text(text)
 
     def json(self, value: Any) -> Any:
         """A copy of a decoded JSON value with every string value redacted (keys are kept)."""

@@ -17,7 +17,7 @@ from typing import BinaryIO
 from deepmem.bridge.engine import Engine
 from deepmem.bridge.protocol import ProtocolError, RequestError, decode_request, error_reply, ok_reply
 from deepmem.commands.init import ensure_gitignore
-from deepmem.config import fall_back_to_defaults, load_config, memory_dir
+from deepmem.config import LimitSettings, fall_back_to_defaults, load_config, memory_dir
 from deepmem.disk import PRIVATE
 from deepmem.redact import Redactor, redactor_for
 from deepmem.types import DeepmemError, UnknownKeyError
@@ -43,19 +43,25 @@ class RedactingFormatter(logging.Formatter):
 
 
 def setup_logging(root: str) -> None:
-    """Log to `.deep-memory/logs/bridge.log` (`[limits] log_bytes` × 4 files, private), never to stdout."""
+    """Log to `.deep-memory/logs/bridge.log` (`[limits] log_bytes` × 4 files, private), never to stdout.
+
+    The handler is in place before the settings are read, so a bad setting is logged (once).
+    """
     folder = memory_dir(root) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
-    fall_back_to_defaults()
     handler = logging.handlers.RotatingFileHandler(
-        folder / "bridge.log", maxBytes=load_config(root).limits.log_bytes, backupCount=3, encoding="utf-8"
+        folder / "bridge.log", maxBytes=LimitSettings().log_bytes, backupCount=3, encoding="utf-8"
     )
     os.chmod(folder / "bridge.log", PRIVATE)
-    handler.setFormatter(RedactingFormatter(redactor_for(root)))
+    formatter = RedactingFormatter(Redactor())
+    handler.setFormatter(formatter)
     logger = logging.getLogger("deepmem")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    fall_back_to_defaults()
+    handler.maxBytes = load_config(root).limits.log_bytes
+    formatter.redactor = redactor_for(root)
 
 
 class LineTooLong(Exception):
