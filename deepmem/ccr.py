@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from deepmem.config import memory_dir
+from deepmem.config import load_settings, memory_dir
 from deepmem.disk import PRIVATE, atomic_write
 from deepmem.redact import redactor_for
 from deepmem.types import Original, Settings, UnknownKeyError
@@ -25,7 +25,7 @@ class CCRStore:
 
     def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
         self.folder = memory_dir(root) / "ccr" if root is not None else None
-        settings = settings or Settings()
+        settings = settings or load_settings(root)
         self.memory_entries = settings.ccr_memory_entries
         self.disk_bytes = settings.ccr_disk_bytes
         self.redactor = redactor_for(root)

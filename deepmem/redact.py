@@ -20,25 +20,31 @@ from deepmem.config import load_config
 
 SECRET_WORDS = r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
 
-PATTERNS: tuple[tuple[str, str], ...] = (
-    ("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"),
-    ("google-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
-    ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
-    ("stripe-key", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("bearer-token", r"(?i)\b(?:bearer|basic)\s+(?P<secret>(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,})"),
-    ("url-password", r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
-    ("env-line", r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9]*_)*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|"
-                 r"CREDENTIALS?|PRIVATE|AUTH)(?:_[A-Z0-9]+)*[ \t]*=[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$"),
-    ("assignment", rf"(?i)\b[A-Za-z0-9_.-]*{SECRET_WORDS}(?![A-Za-z0-9_])[\"']?[ \t]*[:=][ \t]*"
-                   r"(?:\"(?P<secret>[^\"\n]{4,})\"|'(?P<quoted>[^'\n]{4,})'|(?P<bare>(?![$%])[^\s\\\"'`,;(){}\[\]<>]{6,}+)(?![(\[]))"),
+PATTERNS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("private-key", ("private key",),
+     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai-key", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}"),
+    ("google-key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("slack-token", ("xox",), r"\bxox[abposre]-[A-Za-z0-9-]{10,}"),
+    ("slack-webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    ("stripe-key", ("k_live_", "k_test_"), r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("aws-access-key", ("akia", "asia", "abia", "acca"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+    ("bearer-token", ("bearer", "basic"),
+     r"(?i)\b(?:bearer|basic)\s+(?P<secret>(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,})"),
+    ("url-password", ("://",), r"://[^\s/:@]+:(?P<secret>[^\s/@]+)@"),
+    ("env-line", ("key", "secret", "token", "pass", "pwd", "credential", "private", "auth"),
+     r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9]*_)*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|"
+     r"CREDENTIALS?|PRIVATE|AUTH)(?:_[A-Z0-9]+)*[ \t]*=[ \t]*(?P<secret>\S[^\n]*?)[ \t]*$"),
+    ("assignment", ("passw", "passphrase", "pwd", "secret", "token", "key", "credential"),
+     rf"(?i){SECRET_WORDS}(?![A-Za-z0-9_])[\"']?[ \t]*[:=][ \t]*"
+     r"(?:\"(?P<secret>[^\"\n]{4,})\"|'(?P<quoted>[^'\n]{4,})'|(?P<bare>(?![$%])[^\s\\\"'`,;(){}\[\]<>]{6,}+)(?![(\[]))"),
 )
-"""(kind, regex) in the order they are applied; earlier, more specific kinds win."""
+"""(kind, needles, regex) in the order they are applied; earlier, more specific kinds win. A
+regex runs only on a text whose lower-cased form holds one of its needles (most hold none)."""
 
 MARK = "[REDACTED:{}]"
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z-]+\]")
@@ -64,27 +70,26 @@ class Redactor:
 
     def __init__(self, enabled: bool = True, extra: tuple[str, ...] | list[str] = ()) -> None:
         self.enabled = enabled
-        table = [(kind, re.compile(pattern)) for kind, pattern in PATTERNS]
-        table += [("custom", re.compile(pattern)) for pattern in extra]
-        self.table = [(regex, _replacer(kind)) for kind, regex in table]
+        table = [(kind, needles, re.compile(pattern)) for kind, needles, pattern in PATTERNS]
+        table += [("custom", (), re.compile(pattern)) for pattern in extra]
+        self.table = [(needles, regex, _replacer(kind)) for kind, needles, regex in table]
+
+    def _candidates(self, text: str) -> list[tuple[re.Pattern[str], Any]]:
+        lowered = text.lower()
+        return [(regex, replace) for needles, regex, replace in self.table
+                if not needles or any(needle in lowered for needle in needles)]
 
     def text(self, text: str) -> str:
         """The text with every secret replaced by its marker."""
         if not self.enabled or not text:
             return text
-        for regex, replace in self.table:
+        for regex, replace in self._candidates(text):
             text = regex.sub(replace, text)
         return text
 
-    def bytes(self, data: bytes) -> bytes:
-        """Like `text`, for UTF-8 bytes (lone surrogates survive the round trip)."""
-        if not self.enabled:
-            return data
-        return self.text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-
     def document(self, text: str) -> str:
         """A stored original: a JSON document is redacted value by value (escapes hide nothing), then as text."""
-        if self.enabled and text[:1] in ("{", "["):
+        if self.enabled and text[:1] in ("{", "[") and self._candidates(text):
             try:
                 value = orjson.loads(text)
             except (orjson.JSONDecodeError, UnicodeError):
