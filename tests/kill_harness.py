@@ -74,8 +74,8 @@ def expected_checkpoints(root: Path) -> tuple[set[bytes], set[bytes]]:
     return markdown, raw
 
 
-def check_project(root: Path, checkpoints: tuple[set[bytes], set[bytes]]) -> list[str]:
-    """Every problem with the files of one project after a kill (empty when all is well)."""
+def check_files(root: Path) -> list[str]:
+    """Every file of a project that does not parse as what it is (empty when all is well)."""
     problems = []
     folder = memory_dir(root)
     for path in sorted(folder.rglob("*")):
@@ -83,22 +83,32 @@ def check_project(root: Path, checkpoints: tuple[set[bytes], set[bytes]]) -> lis
             continue
         name = str(path.relative_to(folder))
         data = path.read_bytes()
-        if path.suffix == ".json":
-            try:
-                orjson.loads(data)
-            except orjson.JSONDecodeError:
-                problems.append(f"{name}: not JSON")
-        if path.suffix == ".jsonl" and any(not line.strip() or not _is_json(line) for line in data.splitlines()):
+        if path.suffix == ".json" and not _is_json(data):
+            problems.append(f"{name}: not JSON")
+        if path.suffix == ".jsonl" and not all(line.strip() and _is_json(line) for line in data.splitlines()):
             problems.append(f"{name}: a line is not JSON")
-        if path.name in ("MEMORY.md", "notes.md"):
+        if path.name in ("MEMORY.md", "notes.md") and read_memory_file(path, "project", verify=True).problems:
+            problems.append(f"{name}: unparsable lines")
+        if path.name == LATEST and read_checkpoint(path) is None:
+            problems.append(f"{name}: not a whole checkpoint")
+    return problems
+
+
+def check_project(root: Path, checkpoints: tuple[set[bytes], set[bytes]]) -> list[str]:
+    """`check_files`, and every file holds content some writer of this harness wrote whole."""
+    problems = check_files(root)
+    folder = memory_dir(root)
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.name.endswith(".tmp"):
+            continue
+        name = str(path.relative_to(folder))
+        data = path.read_bytes()
+        if path.name == "MEMORY.md" and root.name == "memory":
             state = read_memory_file(path, "project", verify=True)
-            if state.problems:
-                problems.append(f"{name}: {len(state.problems)} unparsable lines")
-            if path.name == "MEMORY.md" and root.name == "memory":
-                unknown = [entry.text for entry in state.entries if not was_written(entry.text)]
-                if unknown or len(state.entries) != len({entry.id for entry in state.entries}):
-                    problems.append(f"{name}: entries nobody wrote or repeated ids")
-        if path.name == LATEST and (read_checkpoint(path) is None or data not in checkpoints[0]):
+            unknown = [entry.text for entry in state.entries if not was_written(entry.text)]
+            if unknown or len(state.entries) != len({entry.id for entry in state.entries}):
+                problems.append(f"{name}: entries nobody wrote or repeated ids")
+        if path.name == LATEST and data not in checkpoints[0]:
             problems.append(f"{name}: not one of the checkpoints written")
         if path.name == RAW and data not in checkpoints[1]:
             problems.append(f"{name}: not one of the transcripts written")

@@ -50,19 +50,31 @@ class DedupIndex:
     def __init__(self, state: MemoryFile) -> None:
         self.digest = state.digest
         self.sets: dict[str, frozenset[str]] = {}
+        self.texts: dict[str, str] = {}
         self.holders: dict[str, set[str]] = {}
+        self.sync(state)
+
+    def sync(self, state: MemoryFile) -> None:
+        """Catch up with the file as it is now (another process may have written it): only what changed."""
+        for entry_id in [entry_id for entry_id in self.texts if entry_id not in state.by_id]:
+            self.remove(entry_id)
         for entry in state.entries:
-            self.add(entry)
+            if self.texts.get(entry.id) != entry.text:
+                self.remove(entry.id)
+                self.add(entry)
+        self.digest = state.digest
 
     def add(self, entry: Entry) -> None:
         """Index one entry's tokens."""
         tokens = frozenset(cached_tokens(entry.text))
         self.sets[entry.id] = tokens
+        self.texts[entry.id] = entry.text
         for token in tokens:
             self.holders.setdefault(token, set()).add(entry.id)
 
     def remove(self, entry_id: str) -> None:
         """Forget one entry's tokens."""
+        self.texts.pop(entry_id, None)
         for token in self.sets.pop(entry_id, ()):
             self.holders[token].discard(entry_id)
 
@@ -87,8 +99,10 @@ _dedup: dict[Path, DedupIndex] = {}
 
 def _dedup_index(state: MemoryFile) -> DedupIndex:
     index = _dedup.get(state.path)
-    if index is None or index.digest != state.digest:
+    if index is None:
         index = _dedup[state.path] = DedupIndex(state)
+    elif index.digest != state.digest:
+        index.sync(state)
     return index
 
 
