@@ -9,6 +9,7 @@ one exclusive lock file per folder, held by every deepmem process that rewrites 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,6 +72,21 @@ def append_capped(path: Path, line: bytes, cap_bytes: int, mode: int = PUBLIC) -
         data = path.read_bytes()
         keep = data[-(cap_bytes // 2):]
         atomic_write(path, keep[keep.find(b"\n") + 1:], mode)
+
+
+def prune_folders(parent: Path, keep: int, current: Path) -> list[Path]:
+    """Delete the subfolders of `parent` changed least recently beyond `keep` (never `current`)."""
+    found = []
+    for folder in parent.glob("*"):
+        try:
+            if folder.is_dir():
+                found.append((folder.stat().st_mtime_ns, folder.name, folder))
+        except OSError:
+            continue
+    stale = [folder for _, _, folder in sorted(found, reverse=True)[keep:] if folder != current]
+    for folder in stale:
+        shutil.rmtree(folder, ignore_errors=True)
+    return stale
 
 
 @contextmanager

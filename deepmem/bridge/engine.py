@@ -33,7 +33,7 @@ from deepmem.bridge.tools import run_tool
 from deepmem.ccr import CCRStore
 from deepmem.commands.expand import line_range
 from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
-from deepmem.disk import PRIVATE, atomic_write
+from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
 from deepmem.redact import redactor_for
@@ -46,6 +46,8 @@ SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agen
 injected into those requests."""
 
 STABLE_BLOCK_FILE = "stable-block.md"
+STORED_KEYS_CAP = 100_000
+"""Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
 
 
 class Engine:
@@ -105,8 +107,15 @@ class Engine:
         raise ProtocolError("unknown_op", f"no handler for {type(request).__name__}")
 
     def session(self, session_id: str) -> SessionState:
-        """The state of a session, created on first use."""
-        return self.sessions.setdefault(session_id, SessionState())
+        """The state of a session, created on first use; past `[limits] engine_sessions` the least
+        recently used one is saved and forgotten (its plugin's next request resyncs it)."""
+        state = self.sessions.pop(session_id, None) or SessionState()
+        self.sessions[session_id] = state
+        while len(self.sessions) > self.config.limits.engine_sessions:
+            oldest = next(iter(self.sessions))
+            self.save_stats(oldest)
+            del self.sessions[oldest]
+        return state
 
     # hello ---------------------------------------------------------------------------
 
@@ -166,6 +175,8 @@ class Engine:
 
     def store_originals(self, plan: Plan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
+        if len(self.stored_keys) > STORED_KEYS_CAP:
+            self.stored_keys.clear()
         for original in plan.originals:
             if original.key not in self.stored_keys:
                 self.store.put(original.key, original.text)
@@ -225,6 +236,7 @@ class Engine:
             pieces.append(features.optional_feature(features.CHECKPOINTS, "resume_block", self.root))
         state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
         atomic_write(path, self.redactor.text(state.stable_block).encode("utf-8"))
+        prune_folders(path.parent.parent, self.config.limits.sessions_kept, path.parent)
         return state.stable_block
 
     def compacting(self, session_id: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
 from deepmem.config import load_config, memory_dir
-from deepmem.disk import PRIVATE, append_capped, atomic_write
+from deepmem.disk import PRIVATE, append_capped, atomic_write, prune_folders
 from deepmem.redact import redactor_for
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
@@ -53,7 +53,9 @@ def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: li
     atomic_write(folder / RAW, raw, PRIVATE)
     for path in (folder / LATEST, memory_dir(root) / LATEST):
         atomic_write(path, data)
+    prune_folders(folder.parent, load_config(root).limits.sessions_kept, folder)
     return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
+
 
 
 def append_log(root: str | os.PathLike[str], entry: dict[str, object]) -> Path:
