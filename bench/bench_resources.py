@@ -127,6 +127,15 @@ def many_sessions(corpus: Path, count: int, stride: int) -> dict[str, Any]:
     return {"rows": rows, "disk_mb": disk}
 
 
+def print_table(title: str, first: str, part: dict[str, Any]) -> None:
+    """One part's rows: its measure, the engine's RSS and peak RSS, then the disk used."""
+    print(title)
+    print(f"{first:>15} {'RSS MB':>8} {'peak MB':>8}")
+    for value, rss, peak in part["rows"]:
+        print(f"{value:>15,} {rss / 1024:>8.0f} {peak / 1024:>8.0f}")
+    print(f".deep-memory/ after it: {part['disk_mb']:.1f} MB\n")
+
+
 def main() -> int:
     """Run both parts and print their tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,17 +145,10 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     args = parser.parse_args()
     long = one_long_session(args.corpus, args.tokens, args.stride)
-    print(f"A. one session to ~{args.tokens:,} tokens, {long['steps']} steps fed in {long['seconds']:.0f} s")
-    print(f"{'history tokens':>15} {'RSS MB':>8} {'peak MB':>8}")
-    for tokens, rss, peak in long["rows"]:
-        print(f"{tokens:>15,} {rss / 1024:>8.0f} {peak / 1024:>8.0f}")
-    print(f".deep-memory/ after it: {long['disk_mb']:.1f} MB\n")
+    print_table(f"A. one session to ~{args.tokens:,} tokens, {long['steps']} steps fed in {long['seconds']:.0f} s",
+                "history tokens", long)
     many = many_sessions(args.corpus, args.sessions, args.stride)
-    print(f"B. {args.sessions} sessions in one engine (every {args.stride}th step of each)")
-    print(f"{'sessions':>9} {'RSS MB':>8} {'peak MB':>8}")
-    for number, rss, peak in many["rows"]:
-        print(f"{number:>9} {rss / 1024:>8.0f} {peak / 1024:>8.0f}")
-    print(f".deep-memory/ after it: {many['disk_mb']:.1f} MB")
+    print_table(f"B. {args.sessions} sessions in one engine (every {args.stride}th step of each)", "sessions", many)
     print(json.dumps({"long": long, "many": many}))
     return 0
 
