@@ -32,6 +32,7 @@ from deepmem.history import history_tokens
 
 
 def sha1(data: bytes) -> str:
+    """The plugin's transport digest: SHA-1 hex."""
     return hashlib.sha1(data).hexdigest()
 
 
@@ -45,6 +46,7 @@ class Client:
         self.sent: dict[str, tuple[int, list[str], set[str]]] = {}
 
     def request(self, op: str, **body: Any) -> dict[str, Any]:
+        """Send one request, return its reply."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.next_id += 1
         self.proc.stdin.write(orjson.dumps({"id": self.next_id, "op": op, **body}) + b"\n")
@@ -80,12 +82,14 @@ class Client:
         return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
     def close(self) -> None:
+        """Close stdin; the engine exits."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(timeout=120)
 
 
 def folder_mb(folder: Path) -> float:
+    """Bytes of every file below a folder, in MB."""
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 2**20
 
 

@@ -11,7 +11,7 @@ import msgspec
 import xxhash
 
 from deepmem.config import memory_dir
-from deepmem.disk import atomic_write
+from deepmem.disk import PUBLIC, atomic_write
 from deepmem.memory.entries import (
     TITLE,
     TYPES,
@@ -141,9 +141,8 @@ def _replace(path: Path, data: bytes) -> tuple[int, int, int]:
         try:
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
-            mode = 0o644
-        atomic_write(path, data)
-        path.chmod(mode)
+            mode = PUBLIC
+        atomic_write(path, data, mode)
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     return _stat_key(path)
