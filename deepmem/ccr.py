@@ -2,7 +2,9 @@
 
 Hot entries live in a bounded in-memory LRU. With a root, every entry is also written to
 `.deep-memory/ccr/<2 hex>/<key>` (content-addressed, so concurrent writers are harmless);
-the folder is kept under a byte cap by evicting the least recently used files.
+the folder is kept under a byte cap by evicting the least recently used files. The disk
+copy has its secrets redacted; the in-memory copy is the exact original, so `deep_expand`
+gives the secret back only to the session that already held it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from deepmem.config import memory_dir
-from deepmem.sessionio import atomic_write
+from deepmem.config import load_settings, memory_dir
+from deepmem.disk import PRIVATE, atomic_write
+from deepmem.redact import redactor_for
 from deepmem.types import Original, Settings, UnknownKeyError
 
 
@@ -22,9 +25,10 @@ class CCRStore:
 
     def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
         self.folder = memory_dir(root) / "ccr" if root is not None else None
-        settings = settings or Settings()
+        settings = settings or load_settings(root)
         self.memory_entries = settings.ccr_memory_entries
         self.disk_bytes = settings.ccr_disk_bytes
+        self.redactor = redactor_for(root)
         self._hot: OrderedDict[str, str] = OrderedDict()
         self._disk_total: int | None = None
 
@@ -36,8 +40,8 @@ class CCRStore:
         path = self._path(key)
         if path.exists():
             return
-        data = text.encode("utf-8", "surrogatepass")
-        atomic_write(path, data)
+        data = self.redactor.document(text).encode("utf-8", "surrogatepass")
+        atomic_write(path, data, PRIVATE)
         if self._disk_total is not None:
             self._disk_total += len(data)
         self._evict_if_needed()

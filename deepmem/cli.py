@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from deepmem import __version__
+from deepmem.config import check_config
 from deepmem.types import DeepmemError
 
 COMMAND_MODULES = (
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="deepmem", description="Persistent memory and small contexts for OpenCode."
     )
     parser.add_argument("--version", action="version", version=f"deepmem {__version__}")
+    parser.set_defaults(check_config=True)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -45,9 +47,11 @@ def add_root(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; DeepmemError becomes `deepmem: error: …` and exit code 2."""
+    """Run one command; a bad setting or any DeepmemError becomes `deepmem: error: …` and exit code 2."""
     args = build_parser().parse_args(argv)
     try:
+        if getattr(args, "root", None) is not None and args.check_config:
+            check_config(args.root)
         return int(args.run(args) or 0)
     except DeepmemError as exc:
         print(f"deepmem: error: {exc}", file=sys.stderr)

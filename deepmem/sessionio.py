@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
 
+from deepmem.disk import atomic_write
 from deepmem.types import InputError, Message, MessageView
 
 
@@ -68,19 +67,6 @@ def read_session(path: str) -> Session:
 def encode_json(value: Any) -> bytes:
     """Deterministic, human-readable JSON bytes (insertion order kept, 2-space indent)."""
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write bytes to path through a temporary file and a rename; nothing partial is left."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_output(data: bytes, out: str | None) -> None:

@@ -7,7 +7,7 @@ typed views below, which name only the fields deepmem reads.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import orjson
@@ -87,18 +87,22 @@ class Facts(msgspec.Struct, frozen=True):
     """Part ids of the outputs the agent is still working on (`deepmem.working_set`)."""
 
 
-class Settings(msgspec.Struct, frozen=True):
-    """Tunable numbers; defaults follow DESIGN.md, overridden by config.toml and DEEPMEM_*."""
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
 
-    tail_steps: int = 4
-    batch_steps: int = 10
-    tier_medium_tokens: int = 50_000
-    tier_high_tokens: int = 150_000
-    context_window: int = 0
-    capture_cap_tokens: int = 8_000
-    tool_error_chars: int = 100
-    ccr_disk_bytes: int = 512 * 1024 * 1024
-    ccr_memory_entries: int = 2_048
+
+class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Tunable numbers ([compress]); defaults follow DESIGN.md, overridden by config.toml and DEEPMEM_*."""
+
+    tail_steps: Annotated[int, msgspec.Meta(ge=0, le=1_000)] = 4
+    batch_steps: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 10
+    tier_medium_tokens: Positive = 50_000
+    tier_high_tokens: Positive = 150_000
+    context_window: Count = 0
+    capture_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 8_000
+    tool_error_chars: Positive = 100
+    ccr_disk_bytes: Count = 512 * 1024 * 1024
+    ccr_memory_entries: Positive = 2_048
 
 
 class Context(msgspec.Struct, frozen=True):

@@ -132,7 +132,7 @@ def test_an_untimed_entry_keeps_its_text_through_a_rewrite(tmp_path: Path, text:
 
 @pytest.mark.parametrize(("memory_bytes", "config", "error"), [
     (b"# Memory\n\n## Facts\n\n- caf\xe9 latin-1 text\n", "", "not UTF-8 at byte 25"),
-    (b"# Memory\n", "[memory]\nmax_entries = 0\n", "max_entries must be a positive integer"),
+    (b"# Memory\n", "[memory]\nmax_entries = 0\n", "max_entries must be an integer >= 1"),
 ])
 def test_bad_input_changes_nothing(tmp_path: Path, memory_bytes: bytes, config: str, error: str) -> None:
     """A MEMORY.md that is not UTF-8, or a bad cap: a clear error and the file as it was."""

@@ -33,10 +33,11 @@ from deepmem.bridge.session import SessionState, absorb, forget_held
 from deepmem.bridge.tools import run_tool
 from deepmem.ccr import CCRStore
 from deepmem.commands.expand import line_range
-from deepmem.config import load_settings, memory_dir
+from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
+from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
-from deepmem.sessionio import atomic_write
+from deepmem.redact import redactor_for
 from deepmem.types import Message, Settings
 
 log = logging.getLogger("deepmem.bridge")
@@ -46,6 +47,8 @@ SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agen
 injected into those requests."""
 
 STABLE_BLOCK_FILE = "stable-block.md"
+STORED_KEYS_CAP = 100_000
+"""Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
 
 
 class Engine:
@@ -53,7 +56,11 @@ class Engine:
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
-        self.settings = load_settings(self.root)
+        fall_back_to_defaults()
+        self.config_problem = config_problem(self.root)
+        self.config = load_config(self.root)
+        self.settings = self.config.compress
+        self.redactor = redactor_for(self.root)
         self.store = CCRStore(self.root, self.settings)
         self.stored_keys: set[str] = set()
         self.sessions: dict[str, SessionState] = {}
@@ -101,8 +108,15 @@ class Engine:
         raise ProtocolError("unknown_op", f"no handler for {type(request).__name__}")
 
     def session(self, session_id: str) -> SessionState:
-        """The state of a session, created on first use."""
-        return self.sessions.setdefault(session_id, SessionState())
+        """The state of a session, created on first use; past `[limits] engine_sessions` the least
+        recently used one is saved and forgotten (its plugin's next request resyncs it)."""
+        state = self.sessions.pop(session_id, None) or SessionState()
+        self.sessions[session_id] = state
+        while len(self.sessions) > self.config.limits.engine_sessions:
+            oldest = next(iter(self.sessions))
+            self.save_stats(oldest)
+            del self.sessions[oldest]
+        return state
 
     # hello ---------------------------------------------------------------------------
 
@@ -114,7 +128,10 @@ class Engine:
                 f"plugin {version} (protocol {protocol}) ≠ engine {__version__} (protocol {PROTOCOL}); "
                 "run `deepmem init` again",
             )
-        return {"version": __version__, "protocol": PROTOCOL, "pid": os.getpid()}
+        reply: dict[str, Any] = {"version": __version__, "protocol": PROTOCOL, "pid": os.getpid()}
+        if self.config_problem:
+            reply["warning"] = f"{self.config_problem}; using the default settings"
+        return reply
 
     # transform -----------------------------------------------------------------------
 
@@ -167,6 +184,8 @@ class Engine:
 
     def store_originals(self, plan: Plan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
+        if len(self.stored_keys) > STORED_KEYS_CAP:
+            self.stored_keys.clear()
         for original in plan.originals:
             if original.key not in self.stored_keys:
                 self.store.put(original.key, original.text)
@@ -228,7 +247,8 @@ class Engine:
         if state.created or not any(m["info"].get("role") == "assistant" for m in state.messages):
             pieces.append(features.optional_feature(features.CHECKPOINTS, "resume_block", self.root))
         state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
-        atomic_write(path, state.stable_block.encode("utf-8"))
+        atomic_write(path, self.redactor.text(state.stable_block).encode("utf-8"))
+        prune_folders(path.parent.parent, self.config.limits.sessions_kept, path.parent)
         return state.stable_block
 
     def compacting(self, session_id: str) -> dict[str, Any]:
@@ -302,8 +322,8 @@ class Engine:
         state = self.sessions.get(session_id)
         if state is None or not state.saved:
             return
-        data = orjson.dumps({"session": session_id, **state.saved}, option=orjson.OPT_INDENT_2)
-        atomic_write(self.session_dir(session_id) / "stats.json", data + b"\n")
+        data = orjson.dumps(self.redactor.json({"session": session_id, **state.saved}), option=orjson.OPT_INDENT_2)
+        atomic_write(self.session_dir(session_id) / "stats.json", data + b"\n", PRIVATE)
 
     def save_all_stats(self) -> None:
         """Persist every session's totals (on shutdown and EOF)."""

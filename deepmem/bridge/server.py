@@ -17,7 +17,9 @@ from typing import BinaryIO
 from deepmem.bridge.engine import Engine
 from deepmem.bridge.protocol import ProtocolError, RequestError, decode_request, error_reply, ok_reply
 from deepmem.commands.init import ensure_gitignore
-from deepmem.config import memory_dir
+from deepmem.config import LimitSettings, fall_back_to_defaults, load_config, memory_dir
+from deepmem.disk import PRIVATE
+from deepmem.redact import Redactor, redactor_for
 from deepmem.types import DeepmemError, UnknownKeyError
 
 log = logging.getLogger("deepmem.bridge")
@@ -28,18 +30,38 @@ PARENT_POLL_SECONDS = 1.0
 CHUNK = 1024 * 1024
 
 
+class RedactingFormatter(logging.Formatter):
+    """A formatter whose lines (tracebacks included) have their secrets redacted."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+        self.redactor = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The usual line, redacted."""
+        return self.redactor.text(super().format(record))
+
+
 def setup_logging(root: str) -> None:
-    """Log to `.deep-memory/logs/bridge.log` (1 MB × 3 files), never to stdout."""
+    """Log to `.deep-memory/logs/bridge.log` (`[limits] log_bytes` × 4 files, private), never to stdout.
+
+    The handler is in place before the settings are read, so a bad setting is logged (once).
+    """
     folder = memory_dir(root) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
     handler = logging.handlers.RotatingFileHandler(
-        folder / "bridge.log", maxBytes=1024 * 1024, backupCount=3, encoding="utf-8"
+        folder / "bridge.log", maxBytes=LimitSettings().log_bytes, backupCount=3, encoding="utf-8"
     )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    os.chmod(folder / "bridge.log", PRIVATE)
+    formatter = RedactingFormatter(Redactor())
+    handler.setFormatter(formatter)
     logger = logging.getLogger("deepmem")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    fall_back_to_defaults()
+    handler.maxBytes = load_config(root).limits.log_bytes
+    formatter.redactor = redactor_for(root)
 
 
 class LineTooLong(Exception):

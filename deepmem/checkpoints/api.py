@@ -9,11 +9,11 @@ from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_check
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
 from deepmem.config import memory_dir
+from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
-from deepmem.memory.files import locked
 from deepmem.memory.store import add_notes
-from deepmem.sessionio import encode_json, validate_messages
+from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
 
@@ -45,7 +45,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     try:
         safe_session_id(session_id)
         with locked(memory_dir(root)):
-            paths = write_checkpoint(root, session_id, encode_json(messages), markdown)
+            paths = write_checkpoint(root, session_id, messages, markdown)
             result["written"] = [str(path) for path in paths]
             append_log(root, {
                 "session": session_id,

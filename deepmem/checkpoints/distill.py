@@ -20,8 +20,9 @@ import xxhash
 
 from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
+from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline, first_program
-from deepmem.sessionio import atomic_write
+from deepmem.redact import redactor_for
 
 SEQUENCE = 3
 MIN_SESSIONS = 3
@@ -127,7 +128,7 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
         if current is not None and xxhash.xxh3_64_hexdigest(current) != digests.get(name):
             kept.append(name)
             continue
-        data = render_skill(shapes, count, example).encode("utf-8")
+        data = redactor_for(root).text(render_skill(shapes, count, example)).encode("utf-8")
         atomic_write(path, data)
         digests[name] = xxhash.xxh3_64_hexdigest(data)
         written.append(name)

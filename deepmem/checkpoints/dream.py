@@ -13,24 +13,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from deepmem.config import load_table, memory_dir
+from deepmem.config import load_config, memory_dir
+from deepmem.disk import locked
 from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, set_aside
 from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
-from deepmem.memory.files import locked, read_memory_file, write_memory_file
-from deepmem.types import ConfigError, DeepmemError
+from deepmem.memory.files import read_memory_file, write_memory_file
+from deepmem.types import DeepmemError
 
-DEFAULT_CAP = 200
 NOTES, MEMORY = "notes.md", "MEMORY.md"
 SHOWN_CHANGES = 20
 
 
 def entry_cap(root: str | os.PathLike[str]) -> int:
-    """`[memory] max_entries` of config.toml, default 200."""
-    cap = load_table(root, "memory").get("max_entries", DEFAULT_CAP)
-    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
-        raise ConfigError(f"{memory_dir(root) / 'config.toml'}: [memory] max_entries must be a positive integer")
-    return cap
+    """`[memory] max_entries` of the settings (checked when they load), default 200."""
+    return load_config(root).memory.max_entries
 
 
 def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:

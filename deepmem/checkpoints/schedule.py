@@ -12,8 +12,7 @@ import orjson
 from deepmem.checkpoints.distill import describe_distill, distill
 from deepmem.checkpoints.dream import describe_dream, dream
 from deepmem.config import memory_dir
-from deepmem.memory.files import locked
-from deepmem.sessionio import atomic_write
+from deepmem.disk import atomic_write, locked
 from deepmem.types import DeepmemError
 
 SCHEDULE = ".schedule.json"

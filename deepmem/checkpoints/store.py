@@ -11,9 +11,11 @@ import orjson
 import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
-from deepmem.config import memory_dir
-from deepmem.sessionio import atomic_write
-from deepmem.types import InputError
+from deepmem.config import load_config, memory_dir
+from deepmem.disk import PRIVATE, append_capped, atomic_write, prune_folders
+from deepmem.redact import redactor_for
+from deepmem.sessionio import encode_json
+from deepmem.types import InputError, Message
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 100
@@ -41,22 +43,26 @@ def session_dir(root: str | os.PathLike[str], session_id: str) -> Path:
     return memory_dir(root) / "sessions" / safe_session_id(session_id)
 
 
-def write_checkpoint(root: str | os.PathLike[str], session_id: str, raw: bytes, markdown: str) -> list[Path]:
-    """Write raw messages, the session checkpoint and the latest checkpoint; return the paths."""
+def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Message],
+                     markdown: str) -> list[Path]:
+    """Write raw messages (private), the session checkpoint and the latest one, secrets redacted."""
+    redactor = redactor_for(root)
     folder = session_dir(root, session_id)
-    data = markdown.encode("utf-8")
-    paths = [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
-    for path, content in zip(paths, (raw, data, data), strict=True):
-        atomic_write(path, content)
-    return paths
+    data = redactor.text(markdown).encode("utf-8")
+    raw = encode_json(redactor.json(messages))
+    atomic_write(folder / RAW, raw, PRIVATE)
+    for path in (folder / LATEST, memory_dir(root) / LATEST):
+        atomic_write(path, data)
+    prune_folders(folder.parent, load_config(root).limits.sessions_kept, folder)
+    return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
+
 
 
 def append_log(root: str | os.PathLike[str], entry: dict[str, object]) -> Path:
-    """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`."""
+    """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`, oldest lines capped."""
     path = memory_dir(root) / LOG
-    line = orjson.dumps({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry}) + b"\n"
-    with path.open("ab") as handle:
-        handle.write(line)
+    entry = redactor_for(root).json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
+    append_capped(path, orjson.dumps(entry) + b"\n", load_config(root).limits.log_bytes)
     return path
 
 

@@ -11,7 +11,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `bridge` parser."""
     parser = subparsers.add_parser("bridge", help="serve the OpenCode plugin over stdio (NDJSON)")
     add_root(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, check_config=False)
 
 
 def run(args: argparse.Namespace) -> int:

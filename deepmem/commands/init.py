@@ -17,7 +17,7 @@ import orjson
 from deepmem import __version__
 from deepmem.cli import add_root
 from deepmem.config import memory_dir
-from deepmem.sessionio import atomic_write
+from deepmem.disk import atomic_write
 from deepmem.types import InputError
 
 PLUGIN_FILE = "deepmem.js"

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
 import xxhash
 
 from deepmem.config import memory_dir
+from deepmem.disk import PUBLIC, atomic_write
 from deepmem.memory.entries import (
     TITLE,
     TYPES,
@@ -25,7 +23,6 @@ from deepmem.memory.entries import (
     render_markdown,
     render_with_ends,
 )
-from deepmem.sessionio import atomic_write
 from deepmem.types import InputError
 
 GLOBAL_ROOT_ENV = "DEEP_MEMORY_GLOBAL_ROOT"
@@ -56,18 +53,6 @@ def scopes_of(scope: str) -> tuple[str, ...]:
     if scope not in SCOPES:
         raise InputError(f"unknown scope {scope!r}; choose project, global or all")
     return (scope,)
-
-
-@contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold an exclusive flock on `folder/.lock` (other deepmem writers wait)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class MemoryFile(msgspec.Struct):
@@ -156,9 +141,8 @@ def _replace(path: Path, data: bytes) -> tuple[int, int, int]:
         try:
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
-            mode = 0o644
-        atomic_write(path, data)
-        path.chmod(mode)
+            mode = PUBLIC
+        atomic_write(path, data, mode)
     except OSError as exc:
         raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     return _stat_key(path)

@@ -17,12 +17,12 @@ import msgspec
 import numpy as np
 import xxhash
 
+from deepmem.disk import atomic_write
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest
 from deepmem.memory.vectors import VectorTable
-from deepmem.sessionio import atomic_write
 
 log = logging.getLogger("deepmem.memory")
 INDEX_VERSION = "1"

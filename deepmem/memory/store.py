@@ -9,16 +9,17 @@ from pathlib import Path
 
 import msgspec
 
+from deepmem.disk import locked
 from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
 from deepmem.memory.files import (
     MemoryFile,
     append_entry,
-    locked,
     read_memory_file,
     scope_dir,
     write_memory_file,
 )
 from deepmem.memory.tokenize import cached_tokens
+from deepmem.redact import redactor_for
 from deepmem.types import InputError
 
 NEAR_DUPLICATE = 0.8
@@ -49,19 +50,31 @@ class DedupIndex:
     def __init__(self, state: MemoryFile) -> None:
         self.digest = state.digest
         self.sets: dict[str, frozenset[str]] = {}
+        self.texts: dict[str, str] = {}
         self.holders: dict[str, set[str]] = {}
+        self.sync(state)
+
+    def sync(self, state: MemoryFile) -> None:
+        """Catch up with the file as it is now (another process may have written it): only what changed."""
+        for entry_id in [entry_id for entry_id in self.texts if entry_id not in state.by_id]:
+            self.remove(entry_id)
         for entry in state.entries:
-            self.add(entry)
+            if self.texts.get(entry.id) != entry.text:
+                self.remove(entry.id)
+                self.add(entry)
+        self.digest = state.digest
 
     def add(self, entry: Entry) -> None:
         """Index one entry's tokens."""
         tokens = frozenset(cached_tokens(entry.text))
         self.sets[entry.id] = tokens
+        self.texts[entry.id] = entry.text
         for token in tokens:
             self.holders.setdefault(token, set()).add(entry.id)
 
     def remove(self, entry_id: str) -> None:
         """Forget one entry's tokens."""
+        self.texts.pop(entry_id, None)
         for token in self.sets.pop(entry_id, ()):
             self.holders[token].discard(entry_id)
 
@@ -86,8 +99,10 @@ _dedup: dict[Path, DedupIndex] = {}
 
 def _dedup_index(state: MemoryFile) -> DedupIndex:
     index = _dedup.get(state.path)
-    if index is None or index.digest != state.digest:
+    if index is None:
         index = _dedup[state.path] = DedupIndex(state)
+    elif index.digest != state.digest:
+        index.sync(state)
     return index
 
 
@@ -99,7 +114,7 @@ def _brief(entry: Entry) -> str:
 def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: str = "project",
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
-    text, kind = clean_text(text), check_type(kind)
+    text, kind = redactor_for(root).text(clean_text(text)), check_type(kind)
     path = memory_path(root, scope)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
@@ -133,6 +148,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
     """Add many entries in one write; each keeps its id (replacing an entry with that id)."""
     path = memory_path(root, scope)
     counts = {"imported": 0, "replaced": 0, "skipped": 0}
+    redactor = redactor_for(root)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
@@ -141,7 +157,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
         for item in items:
             try:
                 entry = msgspec.structs.replace(item, id=check_id(item.id), type=check_type(item.type),
-                                                text=clean_text(item.text), time=check_time(item.time), scope=scope)
+                                                text=redactor.text(clean_text(item.text)), time=check_time(item.time), scope=scope)
             except InputError as exc:
                 raise InputError(f"entry {item.id!r}: {exc}") from None
             if dedup and normalise(entry.text) in texts:
@@ -180,8 +196,9 @@ def add_notes(root: str | os.PathLike[str], items: list[tuple[str, str]], source
     with locked(path.parent):
         state = read_memory_file(path, "project", verify=True)
         taken, known, added = dict(state.by_id), set(state.by_text), []
+        redact = redactor_for(root)
         for kind, text in items:
-            text, kind = clean_text(text), check_type(kind)
+            text, kind = redact.text(clean_text(text)), check_type(kind)
             if normalise(text) in known:
                 continue
             note = Entry(new_id(text, taken), kind, text, stamp, "project")

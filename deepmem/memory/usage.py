@@ -11,8 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from deepmem.memory.files import locked
-from deepmem.sessionio import atomic_write
+from deepmem.disk import atomic_write, locked
 
 USAGE = Path("index") / "usage.json"
 

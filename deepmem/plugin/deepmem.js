@@ -140,6 +140,7 @@ function createEngine(directory, settings) {
       if (reply?.ok) {
         engine.status = "ready";
         engine.backoffMs = 500;
+        if (reply.warning) engine.warnOnce(reply.warning);
       } else if (reply?.error?.code === "version_mismatch") {
         engine.status = "mismatch";
         engine.warnOnce(reply.error.message);
