@@ -14,9 +14,9 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.context import context_units
 from bench.corpus import CORPUS, load_messages, session_paths, step_indexes
 from bench.tokens_o200k import TokenCounter
+from deepmem.context import context_units
 from deepmem.pipeline import apply_transform, message_digest, plan_transform
 from deepmem.types import Message, Settings
 

@@ -10,7 +10,7 @@ import time
 
 import msgspec
 
-from bench.context import context_units
+from deepmem.context import context_units
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.types import Message, Settings, Tier
 
