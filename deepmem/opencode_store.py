@@ -15,9 +15,8 @@ import sqlite3
 from pathlib import Path
 
 import msgspec
-import orjson
 
-from deepmem.sessionio import read_session, validate_messages
+from deepmem.sessionio import decode_object, read_session, validate_messages
 from deepmem.types import InputError, Message
 
 LATEST_KNOWN_MIGRATION = "20260622202450_simplify_session_input"
@@ -90,7 +89,7 @@ class OpenCodeDb:
             "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY id", (session_id,)
         )
         for part_id, message_id, data in part_rows:
-            part = decode_row(data, self.path, "part", part_id)
+            part = decode_object(data, f"{self.path}: part {part_id}")
             parts.setdefault(message_id, []).append(
                 {**part, "id": part_id, "sessionID": session_id, "messageID": message_id}
             )
@@ -99,7 +98,7 @@ class OpenCodeDb:
         )
         messages = [
             {
-                "info": {**decode_row(data, self.path, "message", message_id), "id": message_id, "sessionID": session_id},
+                "info": {**decode_object(data, f"{self.path}: message {message_id}"), "id": message_id, "sessionID": session_id},
                 "parts": parts.get(message_id, []),
             }
             for message_id, data in message_rows
@@ -117,17 +116,6 @@ class OpenCodeDb:
     def close(self) -> None:
         """Close the connection."""
         self.connection.close()
-
-
-def decode_row(data: str | bytes, path: Path, table: str, row_id: str) -> dict:
-    """The JSON object of a `data` column; InputError naming the row when it is not one."""
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{path}: {table} {row_id}: invalid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{path}: {table} {row_id}: not a JSON object")
-    return value
 
 
 def export_session(path: Path) -> tuple[StoredSession, list[Message]]:
