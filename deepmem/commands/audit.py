@@ -38,10 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--export", type=Path, nargs="+", default=[], metavar="FILE", help="`opencode export` files")
     parser.add_argument("--since", type=since_ms, default=0, help="sessions created since DATE (YYYY-MM-DD) or Nd days ago")
-    parser.add_argument("--limit", type=int, help="only the newest N sessions")
+    parser.add_argument("--limit", type=positive, help="only the newest N sessions")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_root(parser)
     parser.set_defaults(run=run)
+
+
+def positive(text: str) -> int:
+    """A whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 def since_ms(text: str) -> int:
