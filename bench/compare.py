@@ -95,6 +95,7 @@ def compare(paths: list[Path], names: list[str]) -> dict:
     counter = TokenCounter()
     totals = {name: Tally() for name in names}
     sessions, warnings, skipped, steps_of = [], [], {}, {}
+    failures = dict.fromkeys(names, 0)
     for number, path in enumerate(paths, 1):
         print(f"\r{number}/{len(paths)} {path.name[:60]:<60}", end="", file=sys.stderr, flush=True)
         try:
@@ -104,6 +105,8 @@ def compare(paths: list[Path], names: list[str]) -> dict:
             continue
         players, skipped = make_players(names)
         tallies = replay(messages, players, counter)
+        for player in players:
+            failures[player.name] += getattr(player, "failures", 0)
         baseline = tallies["none"].meter
         sessions.append(
             {
@@ -128,6 +131,7 @@ def compare(paths: list[Path], names: list[str]) -> dict:
             "figures": {name: tally.figures(baseline) for name, tally in totals.items() if name not in skipped},
         },
         "skipped": skipped,
+        "failures": {name: count for name, count in failures.items() if name not in skipped},
         "warnings": warnings,
         "versions": {"headroom-ai": headroom_version()},
         "steps_of_longest": steps_of,

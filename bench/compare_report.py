@@ -28,8 +28,11 @@ def markdown_table(result: dict) -> str:
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for name, reason in result["skipped"].items():
         lines.append(f"| {name} | skipped: {reason} |" + " |" * (len(COLUMNS) - 1))
+    failed = [f"{name} {count}" for name, count in result["failures"].items() if count]
+    lines += ["", "steps where a contender failed and sent the history unchanged: " + (", ".join(failed) or "none")]
     version = result["versions"].get("headroom-ai")
-    lines += ["", f"headroom-ai {version}" if version else "headroom-ai not installed"]
+    if "headroom" in totals["figures"]:
+        lines += ["", f"headroom-ai {version}"]
     return "\n".join(lines) + "\n"
 
 

@@ -147,7 +147,7 @@ def format_analysis(result: dict) -> str:
                 continue
             lines.append(
                 f"    jump at step {segment.start} (boundary {segment.boundary}): rewrote {segment.rewritten:,} tokens "
-                f"(+{segment.paid:,.0f}) to save {gain:,.0f} more tokens per step; {segment.steps - 1} steps to the next: "
+                f"(+{segment.paid:,.0f}) to save {gain:,.0f} more tokens per step; {segment.steps - 1} steps until the next jump or the end: "
                 f"net {segment.net:+,.0f}"
             )
     causes: dict[str, int] = {}
