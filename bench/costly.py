@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import msgspec
 
@@ -160,13 +161,11 @@ def format_analysis(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Analyse and print (or print JSON)."""
     parser = argparse.ArgumentParser(prog="python -m bench.costly", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", default=CORPUS, help="folder of exported sessions")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of exported sessions")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by name)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from pathlib import Path
-
-    result = analyse(session_paths(Path(args.corpus), args.sessions), Settings())
+    result = analyse(session_paths(args.corpus, args.sessions), Settings())
     print(msgspec.json.encode(result).decode() if args.json else format_analysis(result), end="\n" if args.json else "")
     return 0
 
