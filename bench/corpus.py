@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 from deepmem.sessionio import read_session
@@ -21,11 +20,4 @@ def session_paths(folder: Path, limit: int | None = None) -> list[Path]:
 def load_messages(path: Path) -> list[Message]:
     """The messages of one exported session."""
     return read_session(str(path)).messages
-
-
-def step_indexes(messages: list[Message]) -> Iterator[int]:
-    """Index of each assistant message: the history the model saw at that step is messages[:index]."""
-    for index, message in enumerate(messages):
-        if message["info"]["role"] == "assistant":
-            yield index
 

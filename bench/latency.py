@@ -14,9 +14,10 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.context import context_units
-from bench.corpus import CORPUS, load_messages, session_paths, step_indexes
+from bench.corpus import CORPUS, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
+from deepmem.context import context_units
+from deepmem.history import step_indexes
 from deepmem.pipeline import apply_transform, message_digest, plan_transform
 from deepmem.types import Message, Settings
 

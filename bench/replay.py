@@ -17,12 +17,13 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/replay.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.corpus import CORPUS, load_messages, session_paths, step_indexes  # noqa: E402
+from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
 from bench.latency import format_latency, measure_latency  # noqa: E402
-from bench.metrics import Meter, ratios  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
 from bench.strategies import Deepmem, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
 from bench.tokens_o200k import TokenCounter  # noqa: E402
+from deepmem.accounting import Meter, ratios  # noqa: E402
+from deepmem.history import step_indexes  # noqa: E402
 from deepmem.support import quoted_lines  # noqa: E402
 from deepmem.types import Settings  # noqa: E402
 

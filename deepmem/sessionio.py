@@ -44,6 +44,17 @@ def decode_session(data: bytes, source: str = "input") -> Session:
     return session
 
 
+def decode_object(data: str | bytes, where: str) -> dict[str, Any]:
+    """One JSON object; InputError naming `where` when the data is not one."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    return value
+
+
 def validate_messages(messages: list[Any], source: str = "input") -> None:
     """Check each message against the typed view; raise InputError with the message index."""
     for index, message in enumerate(messages):

@@ -16,7 +16,7 @@ from deepmem.memory import api
 from deepmem.memory.entries import TYPES, Entry, parse_markdown, render_markdown
 from deepmem.memory.files import read_memory_file, scopes_of
 from deepmem.memory.store import import_entries, memory_path
-from deepmem.sessionio import write_output
+from deepmem.sessionio import decode_object, write_output
 from deepmem.types import InputError
 
 
@@ -203,13 +203,7 @@ def _jsonl(path: str) -> list[dict[str, Any]]:
     for number, line in enumerate(_read_text(path).splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            item = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: invalid JSON: {exc}") from None
-        if not isinstance(item, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object")
-        items.append(item)
+        items.append(decode_object(line, f"{path}:{number}"))
     return items
 
 

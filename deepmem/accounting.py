@@ -1,10 +1,10 @@
-"""Per-step accounting: tokens, prefix stability and cache-aware cost of successive requests."""
+"""Per-step accounting: tokens, prefix stability and cache-aware cost of successive requests (shared by `deepmem audit` and the benchmarks)."""
 
 from __future__ import annotations
 
 import msgspec
 
-from bench.context import common_prefix_chars
+from deepmem.context import common_prefix_chars
 from deepmem.support import visible_count
 
 CACHED_RATE = 0.1

@@ -1,0 +1,72 @@
+"""The named contenders and corpora of `python -m bench`: one registry, listed in --help."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.corpus import CORPUS
+from bench.opencode_prune import OpenCodePrune
+from bench.strategies import Deepmem, MaskOldOutputs, Strategy, Uncompressed
+from deepmem.types import Settings
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+
+
+class Unavailable(Exception):
+    """A contender that cannot run here; the message says why."""
+
+
+def headroom() -> Strategy:
+    """headroom-ai's compress, or Unavailable when the package cannot be imported."""
+    try:
+        from bench.headroom_contender import Headroom
+    except ImportError as exc:
+        raise Unavailable(f"headroom-ai is not installed ({exc}); pip install -e '.[bench]'") from None
+    return Headroom()
+
+
+def deepmem_at(tier: str | None) -> Callable[[], Strategy]:
+    """deepmem at default settings, at a fixed tier (None: the automatic one)."""
+    name = f"deepmem-{tier}" if tier else "deepmem"
+    return lambda: Deepmem(Settings(), tier, name)
+
+
+CONTENDERS: dict[str, tuple[str, Callable[[], Strategy]]] = {
+    "none": ("no compression: the history as recorded", Uncompressed),
+    "opencode-prune": (
+        "OpenCode 1.18's prune (compaction.prune: true): after a user turn, old tool outputs beyond the newest 40K tokens cleared",
+        OpenCodePrune,
+    ),
+    "opencode-prune-each-step": (
+        "the same prune rule run before every step (hypothetical; OpenCode runs it once per turn)",
+        lambda: OpenCodePrune(every_step=True),
+    ),
+    "mask-last-10-sliding": ("observation masking: all but the newest 10 tool outputs cleared, every step", MaskOldOutputs),
+    "mask-last-10-every-10": (
+        "observation masking in batches: the same cut moved every 10 steps",
+        lambda: MaskOldOutputs(keep=10, every=10),
+    ),
+    "headroom": ("headroom-ai's headroom.compress on the OpenAI-format messages, defaults, model gpt-4o", headroom),
+    "deepmem": ("deepmem at default settings, tier chosen by history size", deepmem_at(None)),
+    "deepmem-low": ("deepmem at default settings, tier low", deepmem_at("low")),
+    "deepmem-medium": ("deepmem at default settings, tier medium", deepmem_at("medium")),
+    "deepmem-high": ("deepmem at default settings, tier high", deepmem_at("high")),
+}
+"""name → (what it is, factory of a fresh instance per session). `none` is the baseline."""
+
+CORPORA: dict[str, tuple[str, Path, str]] = {
+    "swe-gemini3": ("100 mini-swe-agent sessions (bash only) in OpenCode export format", CORPUS, "*.json"),
+    "opencode-fixtures": ("sessions recorded from the real OpenCode 1.18.33 (fixtures/sessions)", FIXTURES, "opencode-*.json"),
+}
+"""name → (what it is, folder, file pattern). Any other folder of exports works by path."""
+
+
+def help_text() -> str:
+    """The contenders and corpora, for --help."""
+    lines = ["contenders:"]
+    lines += [f"  {name:<26}{about}" for name, (about, _) in CONTENDERS.items()]
+    lines += ["", "corpora (or any folder of `opencode export` files):"]
+    lines += [f"  {name:<26}{about} ({folder})" for name, (about, folder, _) in CORPORA.items()]
+    return "\n".join(lines)
+
