@@ -437,3 +437,23 @@ def is_running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_the_models_window_sets_the_tiers_unless_config_overrides_it(tmp_path: Path) -> None:
+    """A session answered by a small-window model reaches the high tier sooner; title requests
+    (another model) and a configured window leave the tiers alone."""
+    history = django_messages()
+    tiers = {}
+    for name, env, system in (
+        ("unknown", {}, "You are opencode"),
+        ("small model", {}, "You are opencode"),
+        ("title model only", {}, "You are a title generator. You output ONLY a thread title."),
+        ("configured", {"DEEPMEM_CONTEXT_WINDOW": "1000000"}, "You are opencode"),
+    ):
+        engine = Bridge(tmp_path / name.replace(" ", "-"), {**SMALL_BATCHES, **env})
+        engine.hello()
+        if name != "unknown":
+            assert engine.request("system", session="s", system=[system], context=16_000)["ok"]
+        tiers[name] = engine.transform("s", history)["tier"]
+        engine.close()
+    assert tiers == {"unknown": "low", "small model": "high", "title model only": "low", "configured": "low"}
