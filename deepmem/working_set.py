@@ -11,7 +11,8 @@ the same at every step until the boundary jumps. It holds the part ids of:
   re-running).
 
 Compressors keep working-set content whole, or far more of it, at every tier
-(`deepmem.compressors.working_reads`); the rest is cut as before.
+(`deepmem.compressors.working_outputs`); the rest is cut as before. A read that a re-read
+took out of the set is cut at the next jump (`deepmem.pipeline.Frozen.releases`).
 """
 
 from __future__ import annotations
@@ -37,18 +38,18 @@ def is_vendored(path: str) -> bool:
     return VENDORED.search(path) is not None
 
 
-def read_view(part: Part) -> tuple[str, int] | None:
-    """(path, first line shown) of a completed read: the `read` tool or a shell read command."""
+def read_path(part: Part) -> str | None:
+    """The file a completed read shows: the `read` tool's or a shell read command's."""
     state = part.get("state") or {}
     inputs = state.get("input")
     if state.get("status") != "completed" or not isinstance(inputs, dict):
         return None
     if part.get("tool") == "read" and isinstance(inputs.get("filePath"), str):
-        offset = inputs.get("offset")
-        return inputs["filePath"], offset if isinstance(offset, int) and offset > 0 else 1
+        return inputs["filePath"]
     command = inputs.get("command")
     if part.get("tool") == "bash" and isinstance(command, str) and command_kind(command) == "read":
-        return read_target(command)
+        target = read_target(command)
+        return target[0] if target is not None else None
     return None
 
 
@@ -72,8 +73,8 @@ class WorkingSetBuilder:
     """Working-set signals folded message by message (one pass serves every boundary)."""
 
     def __init__(self) -> None:
-        self.reads: dict[str, list[tuple[str, int, str]]] = {}
-        """File name → (path, first line, part id) of each live read view of that name."""
+        self.reads: dict[str, list[tuple[str, str]]] = {}
+        """File name → (path, part id) of each live read of a file of that name."""
         self.named: set[str] = set()
         self.runs: dict[str, list[str]] = {}
         """Command signature → part ids of its runs, oldest first."""
@@ -86,12 +87,12 @@ class WorkingSetBuilder:
         """Note the files a user message or a todo list names."""
         self.named |= named_files(text)
 
-    def add_read(self, path: str, first: int, part_id: str) -> None:
+    def add_read(self, path: str, part_id: str) -> None:
         """A read of a file supersedes every earlier read of it (any range)."""
         views = self.reads.setdefault(file_name(path), [])
-        self.reread.update(view[2] for view in views if same_file(view[0], path))
+        self.reread.update(view[1] for view in views if same_file(view[0], path))
         views[:] = [view for view in views if not same_file(view[0], path)]
-        views.append((path, first, part_id))
+        views.append((path, part_id))
 
     def add_edit(self, path: str) -> None:
         """An edit or write of a file supersedes every read of it: the agent re-reads before relying on it."""
@@ -106,9 +107,9 @@ class WorkingSetBuilder:
         if part.get("tool") == "todowrite":
             self.add_named(orjson.dumps(inputs).decode())
         part_id = str(part.get("id", ""))
-        view = read_view(part)
-        if view is not None:
-            self.add_read(view[0], view[1], part_id)
+        path = read_path(part)
+        if path is not None:
+            self.add_read(path, part_id)
             self.where[part_id] = message_index
             return
         signature = command_signature(part)
@@ -121,7 +122,7 @@ class WorkingSetBuilder:
         ids = {
             part_id
             for name, views in self.reads.items()
-            for path, _, part_id in views
+            for path, part_id in views
             if name in self.named or not is_vendored(path)
         }
         ids.update(runs[-1] for runs in self.runs.values() if len(runs) > 1)
