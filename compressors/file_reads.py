@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from deepmem.compressors.commands import by_file_name, file_name, read_target, same_file
+from deepmem.compressors.commands import by_file_name, command_kind, file_name, read_target, same_file
 from deepmem.compressors.lines import Budget, by_tier, shorten_part
 from deepmem.compressors.patterns import DEFINITION, lines_matching
 from deepmem.types import Context, Facts, Part, Result
@@ -26,6 +26,12 @@ BUDGETS = by_tier(
 )
 NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t)")
 CONTENT_START = frozenset({"<content>", "<output>"})
+
+
+def is_read(part: Part) -> bool:
+    """A file read: OpenCode's `read`, or a shell command that prints a file."""
+    command = ((part.get("state") or {}).get("input") or {}).get("command")
+    return part.get("tool") == "read" or (isinstance(command, str) and command_kind(command) == "read")
 
 
 def read_source(part: Part) -> tuple[str, int] | None:

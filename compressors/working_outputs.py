@@ -8,8 +8,7 @@ command) and its tail.
 
 from __future__ import annotations
 
-from deepmem.compressors.commands import command_kind
-from deepmem.compressors.file_reads import key_lines, read_source
+from deepmem.compressors.file_reads import is_read, key_lines, read_source
 from deepmem.compressors.lines import Budget, shorten_part
 from deepmem.compressors.patterns import command_key_lines
 from deepmem.compressors.text_fields import main_text
@@ -36,12 +35,6 @@ def head_within(lines: list[str], tokens: int) -> int:
         if used > tokens:
             return count
     return len(lines)
-
-
-def is_read(part: Part) -> bool:
-    """A file read: OpenCode's `read`, or a shell command that prints a file."""
-    command = ((part.get("state") or {}).get("input") or {}).get("command")
-    return part.get("tool") == "read" or (isinstance(command, str) and command_kind(command) == "read")
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

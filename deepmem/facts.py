@@ -9,32 +9,22 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import orjson
-
 from deepmem.compressors.commands import by_file_name, written_paths
 from deepmem.types import Facts, Message
-from deepmem.working_set import WorkingSetBuilder, user_text
+from deepmem.working_set import WorkingSetBuilder, input_signature, user_text
 
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
 NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+)[:\s]')
 
 
-def call_signature(part: dict) -> str | None:
-    """`tool + canonical input + output` of a completed tool call, or None for other parts.
+def call_signature(part: dict, signature: str | None) -> str | None:
+    """`tool + canonical input + output` of a completed tool call, from its `input_signature`.
 
     The output is part of the signature: a command run again after an edit (tests before
     and after a fix) is not a duplicate, and its older output stays evidence.
     """
-    if part.get("type") != "tool":
-        return None
-    state = part.get("state") or {}
-    if state.get("status") != "completed" or not isinstance(state.get("output"), str):
-        return None
-    try:
-        canonical = orjson.dumps(state.get("input"), option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
-        return None
-    return f"{part.get('tool')}\x00{canonical}\x00{state['output']}"
+    output = (part.get("state") or {}).get("output")
+    return f"{signature}\x00{output}" if signature is not None and isinstance(output, str) else None
 
 
 def edited_by(part: dict) -> list[str]:
@@ -85,16 +75,17 @@ class FactsBuilder:
             if part.get("type") != "tool":
                 continue
             state = part.get("state") or {}
-            self.working.add_part(part, index)
+            signature = input_signature(part)
+            self.working.add_part(part, index, signature)
             for path in edited_by(part):
                 self.edited[path] = self.step
                 self.working.add_edit(path)
             for field in ("output", "error"):
                 if isinstance(state.get(field), str):
                     self.lines |= named_lines(state[field])
-            signature = call_signature(part)
-            if signature is not None:
-                older = self.part_ids.setdefault(signature, [])
+            call = call_signature(part, signature)
+            if call is not None:
+                older = self.part_ids.setdefault(call, [])
                 for part_id in older:
                     self.newer[part_id] = str(part.get("callID", ""))
                 older.append(str(part.get("id", "")))

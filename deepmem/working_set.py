@@ -21,7 +21,8 @@ import re
 
 import orjson
 
-from deepmem.compressors.commands import command_kind, file_name, read_target, same_file
+from deepmem.compressors.commands import file_name, same_file
+from deepmem.compressors.file_reads import is_read, read_source
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -29,6 +30,8 @@ VENDORED = re.compile(
     r"__pycache__|\.git|bower_components|\.cargo/registry|go/pkg/mod)/"
     r"|^/usr/(?:lib|include|share)/"
 )
+UNREPEATED_TOOLS = frozenset({"edit", "write", "todowrite"})
+"""Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""
 
@@ -40,23 +43,16 @@ def is_vendored(path: str) -> bool:
 
 def read_path(part: Part) -> str | None:
     """The file a completed read shows: the `read` tool's or a shell read command's."""
-    state = part.get("state") or {}
-    inputs = state.get("input")
-    if state.get("status") != "completed" or not isinstance(inputs, dict):
+    if (part.get("state") or {}).get("status") != "completed" or not is_read(part):
         return None
-    if part.get("tool") == "read" and isinstance(inputs.get("filePath"), str):
-        return inputs["filePath"]
-    command = inputs.get("command")
-    if part.get("tool") == "bash" and isinstance(command, str) and command_kind(command) == "read":
-        target = read_target(command)
-        return target[0] if target is not None else None
-    return None
+    source = read_source(part)
+    return source[0] if source is not None else None
 
 
-def command_signature(part: Part) -> str | None:
-    """`tool + canonical input` of a completed non-read tool call (its output left out)."""
+def input_signature(part: Part) -> str | None:
+    """`tool + canonical input` of a completed tool call (None when the input cannot be encoded)."""
     state = part.get("state") or {}
-    if state.get("status") != "completed" or part.get("tool") in ("read", "edit", "write", "todowrite"):
+    if state.get("status") != "completed":
         return None
     try:
         return f"{part.get('tool')}\x00{orjson.dumps(state.get('input'), option=orjson.OPT_SORT_KEYS).decode()}"
@@ -100,8 +96,8 @@ class WorkingSetBuilder:
         if views:
             views[:] = [view for view in views if not same_file(view[0], path)]
 
-    def add_part(self, part: Part, message_index: int) -> None:
-        """Fold one tool part of the message at `message_index`."""
+    def add_part(self, part: Part, message_index: int, signature: str | None) -> None:
+        """Fold one tool part of the message at `message_index` (`signature`: its `input_signature`)."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
@@ -112,8 +108,7 @@ class WorkingSetBuilder:
             self.add_read(path, part_id)
             self.where[part_id] = message_index
             return
-        signature = command_signature(part)
-        if signature is not None:
+        if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             self.runs.setdefault(signature, []).append(part_id)
             self.where[part_id] = message_index
 
