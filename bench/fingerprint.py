@@ -1,0 +1,63 @@
+"""One hash per corpus session of everything the transform sends, step by step.
+
+A refactor that must not change outputs is checked by running this before and after and
+comparing: the same hash per session means the same bytes at every step (the messages
+after the transform: the plan's edits and its trailing nudges applied).
+
+    python -m bench.fingerprint [--corpus DIR] [--sessions N] [--out FILE] [--against FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as `python bench/fingerprint.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import orjson  # noqa: E402
+import xxhash  # noqa: E402
+
+from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
+from deepmem.config import load_settings  # noqa: E402
+from deepmem.history import step_indexes  # noqa: E402
+from deepmem.pipeline import apply_transform, plan_transform  # noqa: E402
+
+
+def session_fingerprint(path: Path) -> str:
+    """Hash of the transformed history at every assistant step of one session."""
+    settings = load_settings(None)
+    messages = load_messages(path)
+    digest = xxhash.xxh3_128()
+    for index in step_indexes(messages):
+        history = messages[:index]
+        plan = plan_transform(history, settings)
+        digest.update(orjson.dumps(apply_transform(history, plan), option=orjson.OPT_SORT_KEYS))
+    return digest.hexdigest()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print (and optionally write or compare) the per-session fingerprints."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--sessions", type=int, default=None)
+    parser.add_argument("--out", type=Path, help="write the fingerprints as JSON")
+    parser.add_argument("--against", type=Path, help="compare with fingerprints written earlier")
+    args = parser.parse_args(argv)
+    prints = {path.stem: session_fingerprint(path) for path in session_paths(args.corpus, args.sessions)}
+    if args.out:
+        args.out.write_bytes(orjson.dumps(prints, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    if not args.against:
+        print(f"{len(prints)} sessions fingerprinted")
+        return 0
+    before = orjson.loads(args.against.read_bytes())
+    changed = sorted(name for name, value in prints.items() if before.get(name) != value)
+    for name in changed:
+        print(f"changed: {name}")
+    print(f"{len(prints) - len(changed)} of {len(prints)} sessions unchanged")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
