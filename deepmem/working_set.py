@@ -3,16 +3,19 @@
 Folded message by message up to a boundary (like the facts it belongs to), so the set is
 the same at every step until the boundary jumps. It holds the part ids of:
 
-- the latest read of each file that was not edited or re-read since (a read of another
-  range of the same file counts as a re-read), for project files only: reads under
-  vendored or installed trees (`node_modules/`, `site-packages/`, …) never count, unless
-  the user or the todo list names the file;
+- the latest read of each project file, edited since or not (the agent copies its lines
+  into the next edit); reads under vendored or installed trees (`node_modules/`,
+  `site-packages/`, …) never count, unless the user or the todo list names the file;
+- for a file the agent edits, its older views of other ranges too (an agent paging
+  through a file with `sed -n A,Bp` and then rewriting it quotes every page), newest
+  first while they fit in `FILE_TOKENS` together, the size one output may keep whole;
 - the latest output of each command the agent ran at least twice (a test it keeps
   re-running).
 
-Compressors keep working-set content whole, or far more of it, at every tier
-(`deepmem.compressors.working_outputs`); the rest is cut as before. A read that a re-read
-took out of the set is cut at the next jump (`deepmem.pipeline.Frozen.releases`).
+A view leaves for good when the same range is read again or the newer views fill the
+file's budget. Compressors keep working-set content whole, or far more of it, at every
+tier (`deepmem.compressors.working_outputs`); the rest is cut as before. A read that left
+the set soon after it became old is cut at the next jump (`deepmem.pipeline.Frozen.releases`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import orjson
 
 from deepmem.compressors.commands import file_name, same_file
 from deepmem.compressors.file_reads import is_read, read_source
+from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -30,6 +34,9 @@ VENDORED = re.compile(
     r"__pycache__|\.git|bower_components|\.cargo/registry|go/pkg/mod)/"
     r"|^/usr/(?:lib|include|share)/"
 )
+FILE_TOKENS = 2_000
+"""A file's views stay in the working set while they fit in this many tokens together
+(`working_outputs.WHOLE_TOKENS`: as much as one output keeps whole)."""
 UNREPEATED_TOOLS = frozenset({"edit", "write", "todowrite"})
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
@@ -41,12 +48,11 @@ def is_vendored(path: str) -> bool:
     return VENDORED.search(path) is not None
 
 
-def read_path(part: Part) -> str | None:
-    """The file a completed read shows: the `read` tool's or a shell read command's."""
+def read_view(part: Part) -> tuple[str, int] | None:
+    """(file, first line shown) of a completed read: the `read` tool's or a shell read command's."""
     if (part.get("state") or {}).get("status") != "completed" or not is_read(part):
         return None
-    source = read_source(part)
-    return source[0] if source is not None else None
+    return read_source(part)
 
 
 def input_signature(part: Part) -> str | None:
@@ -55,7 +61,9 @@ def input_signature(part: Part) -> str | None:
     if state.get("status") != "completed":
         return None
     try:
-        return f"{part.get('tool')}\x00{orjson.dumps(state.get('input'), option=orjson.OPT_SORT_KEYS).decode()}"
+        return (
+            f"{part.get('tool')}\x00{orjson.dumps(state.get('input'), option=orjson.OPT_SORT_KEYS).decode()}"
+        )
     except TypeError:
         return None
 
@@ -68,14 +76,18 @@ def named_files(text: str) -> set[str]:
 class WorkingSetBuilder:
     """Working-set signals folded message by message (one pass serves every boundary)."""
 
-    def __init__(self) -> None:
-        self.reads: dict[str, list[tuple[str, str]]] = {}
-        """File name → (path, part id) of each live read of a file of that name."""
+    def __init__(self, file_tokens: int = FILE_TOKENS) -> None:
+        self.file_tokens = file_tokens
+        self.reads: dict[str, list[tuple[tuple[str, int], str, int]]] = {}
+        """File name → ((path, first line), part id, output tokens) of each live read of a file
+        of that name, oldest first."""
         self.named: set[str] = set()
+        self.edited: dict[str, set[str]] = {}
+        """File name → paths of that name the agent edited or wrote."""
         self.runs: dict[str, list[str]] = {}
         """Command signature → part ids of its runs, oldest first."""
         self.reread: set[str] = set()
-        """Part ids of reads superseded by a newer read of the same file."""
+        """Part ids of views that left for good (the same range read again, or past the budget)."""
         self.where: dict[str, int] = {}
         """Part id → index of its message in the history, for every read and run seen."""
 
@@ -83,18 +95,25 @@ class WorkingSetBuilder:
         """Note the files a user message or a todo list names."""
         self.named |= named_files(text)
 
-    def add_read(self, path: str, part_id: str) -> None:
-        """A read of a file supersedes every earlier read of it (any range)."""
+    def add_read(self, source: tuple[str, int], part_id: str, tokens: int) -> None:
+        """A read of a file joins the file's views. An older view of it leaves the working set
+        for good when it shows the same range, or once the newer views fill `file_tokens`."""
+        path = source[0]
         views = self.reads.setdefault(file_name(path), [])
-        self.reread.update(view[1] for view in views if same_file(view[0], path))
-        views[:] = [view for view in views if not same_file(view[0], path)]
-        views.append((path, part_id))
+        kept, room = [(source, part_id, tokens)], self.file_tokens - tokens
+        for view in reversed(views):
+            if same_file(view[0][0], path):
+                if view[0][1] == source[1] or view[2] > room:
+                    room = room if view[0][1] == source[1] else 0
+                    self.reread.add(view[1])
+                    continue
+                room -= view[2]
+            kept.append(view)
+        views[:] = kept[::-1]
 
     def add_edit(self, path: str) -> None:
-        """An edit or write of a file supersedes every read of it: the agent re-reads before relying on it."""
-        views = self.reads.get(file_name(path))
-        if views:
-            views[:] = [view for view in views if not same_file(view[0], path)]
+        """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
+        self.edited.setdefault(file_name(path), set()).add(path)
 
     def add_part(self, part: Part, message_index: int, signature: str | None) -> None:
         """Fold one tool part of the message at `message_index` (`signature`: its `input_signature`)."""
@@ -103,9 +122,9 @@ class WorkingSetBuilder:
         if part.get("tool") == "todowrite":
             self.add_named(orjson.dumps(inputs).decode())
         part_id = str(part.get("id", ""))
-        path = read_path(part)
-        if path is not None:
-            self.add_read(path, part_id)
+        source = read_view(part)
+        if source is not None:
+            self.add_read(source, part_id, estimate_tokens(str(state.get("output") or "")))
             self.where[part_id] = message_index
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
@@ -114,13 +133,16 @@ class WorkingSetBuilder:
 
     def snapshot(self) -> frozenset[str]:
         """Part ids of the working set as it stands now."""
-        ids = {
-            part_id
-            for name, views in self.reads.items()
-            for path, part_id in views
-            if name in self.named or not is_vendored(path)
-        }
-        ids.update(runs[-1] for runs in self.runs.values() if len(runs) > 1)
+        ids = {runs[-1] for runs in self.runs.values() if len(runs) > 1}
+        for name, views in self.reads.items():
+            edited = self.edited.get(name, ())
+            latest: dict[str, str] = {}
+            for (path, _), part_id, _ in views:
+                if name in self.named or not is_vendored(path):
+                    latest[path] = part_id
+                    if any(same_file(path, other) for other in edited):
+                        ids.add(part_id)
+            ids.update(latest.values())
         return frozenset(ids)
 
 

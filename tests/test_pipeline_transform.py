@@ -51,7 +51,8 @@ def tool(index: int, tool_name: str, output: str, status: str = "completed", **i
 
 
 def kitchen_sink() -> list[dict]:
-    """A session whose old steps exercise every compressor, then a protected tail."""
+    """A session whose old steps exercise every compressor, then a protected tail (a list is
+    one message holding several parts)."""
     shapes = transform_tools()
     long_prose = (
         "I checked `pkg/mod.py` and the writer. It is long. Filler words go here. " * 12 + "\n\n"
@@ -103,13 +104,26 @@ def kitchen_sink() -> list[dict]:
             "metadata": {"anthropic": {"signature": "s"}},
         },
         {"id": "prt_0013", "type": "text", "text": "<system-reminder>x</system-reminder>\nok"},
-        tool(
-            14,
-            "bash",
-            "\n".join(f"def f{n}():\n    return {n}\n" for n in range(400)),
-            command="cat pkg/other.py",
-        ),
-        tool(15, "bash", "\n".join(f"export const v{n} = {n};" for n in range(200)), command="cat node_modules/lib/index.js"),
+        [
+            tool(
+                14,
+                "bash",
+                "\n".join(f"def f{n}():\n    return {n}\n" for n in range(400)),
+                command="cat pkg/other.py",
+            ),
+            tool(16, "bash", "\n".join(f"export const u{n} = {n};" for n in range(200)), command="cat node_modules/lib/util.js"),
+        ],
+        [
+            tool(15, "bash", "\n".join(f"export const v{n} = {n};" for n in range(200)), command="cat node_modules/lib/index.js"),
+            tool(
+                17,
+                "edit",
+                "Edit applied successfully.",
+                filePath="/home/user/demo/node_modules/lib/util.js",
+                oldString="export const u1 = 1;",
+                newString="export const u1 = 2;",
+            ),
+        ],
     ]
     messages = [
         {
@@ -123,7 +137,7 @@ def kitchen_sink() -> list[dict]:
         messages.append(
             {
                 "info": {"id": f"msg_{index + 1:03d}", "sessionID": "ses_k", "role": "assistant"},
-                "parts": [part],
+                "parts": part if isinstance(part, list) else [part],
             }
         )
     return messages

@@ -14,8 +14,9 @@ from deepmem.facts import FactsBuilder
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.support import quoted_lines, sed_patterns, step_support
+from deepmem.tokens import estimate_tokens
 from deepmem.types import Settings
-from deepmem.working_set import is_vendored
+from deepmem.working_set import FILE_TOKENS, is_vendored
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SESSIONS = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted(
@@ -59,14 +60,36 @@ def test_the_latest_read_of_each_project_file_is_in_the_working_set() -> None:
     assert working_set(session(parts)) == {"prt_0002", "prt_0003"}
 
 
-def test_an_edit_or_a_shell_write_takes_the_file_out_of_the_working_set() -> None:
+def test_an_edited_file_keeps_its_older_views_an_unedited_one_only_its_latest() -> None:
+    """The agent quotes lines of every page of a file it is changing; of a file it only reads, the latest view."""
+    small = "\n".join(NUMBERED.split("\n")[:20])
+    parts = [
+        tool(1, "read", small, filePath="/p/app/a.py"),
+        tool(2, "read", small, filePath="/p/app/a.py", offset=100),
+        tool(3, "bash", small, command="sed -n 1,20p app/b.py"),
+        tool(4, "bash", small, command="sed -n 40,60p app/b.py"),
+        tool(5, "edit", "ok", filePath="/p/app/a.py", oldString="x", newString="y"),
+    ]
+    assert working_set(session(parts)) == {"prt_0001", "prt_0002", "prt_0004"}
+    parts.append(tool(6, "bash", "", command="sed -i 's/a/b/' app/b.py"))
+    assert working_set(session(parts)) == {"prt_0001", "prt_0002", "prt_0003", "prt_0004"}
+
+
+def test_a_view_of_the_same_range_or_past_the_file_budget_leaves_for_good() -> None:
+    small = "\n".join(NUMBERED.split("\n")[:20])
+    assert estimate_tokens(NUMBERED) > FILE_TOKENS
     parts = [
         tool(1, "read", NUMBERED, filePath="/p/app/a.py"),
-        tool(2, "read", NUMBERED, filePath="/p/app/b.py"),
-        tool(3, "edit", "ok", filePath="/p/app/a.py", oldString="x", newString="y"),
-        tool(4, "bash", "", command="sed -i 's/a/b/' app/b.py"),
+        tool(2, "read", small, filePath="/p/app/a.py", offset=100),
+        tool(3, "read", small, filePath="/p/app/a.py", offset=200),
+        tool(4, "read", small, filePath="/p/app/a.py", offset=200),
+        tool(5, "edit", "ok", filePath="/p/app/a.py", oldString="x", newString="y"),
     ]
-    assert working_set(session(parts)) == frozenset()
+    builder = FactsBuilder()
+    for message in session(parts):
+        builder.add(message)
+    assert builder.snapshot().working_set == {"prt_0002", "prt_0004"}
+    assert builder.working.reread == {"prt_0001", "prt_0003"}
 
 
 def test_a_vendored_file_the_user_names_joins_the_working_set() -> None:
