@@ -32,7 +32,6 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.session import SessionState, absorb, forget_held
 from deepmem.bridge.tools import run_tool
 from deepmem.ccr import CCRStore
-from deepmem.commands.expand import line_range
 from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
@@ -302,8 +301,7 @@ class Engine:
 
     def expand(self, key: str, lines: str) -> str:
         """An original from CCR, whole or a line range `A-B`."""
-        text = self.store.get(key)
-        return line_range(text, lines) if lines else text
+        return self.store.expand(key, lines)
 
     def stats(self, session_id: str) -> dict[str, dict[str, int]]:
         """Saved totals per session (one session when named)."""
