@@ -20,9 +20,9 @@ import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
 from deepmem.compressors.commands import by_file_name, file_name, same_file
-from deepmem.compressors.patterns import fold, lines_holding
 from deepmem.facts import edited_by
 from deepmem.history import Layout, boundary_for, tier_for
+from deepmem.text.patterns import fold, lines_holding
 from deepmem.types import Message, Part, Settings
 
 NUDGE_PREFIX = "prt_deepmem_nudge_"
