@@ -50,6 +50,11 @@ STORED_KEYS_CAP = 100_000
 """Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
 
 
+def state_key(session_id: str, compaction: bool) -> str:
+    """The key of a session's state; OpenCode's compaction copy of a history is kept apart."""
+    return f"{session_id}#compaction" if compaction else session_id
+
+
 class Engine:
     """All state of one bridge process: settings, CCR, and every session it has seen."""
 
@@ -138,7 +143,7 @@ class Engine:
         """Plan the history, and reply with only the edits the plugin does not hold yet."""
         # OpenCode's compaction transforms a cut-down copy of the history: it gets its own
         # state, so the session's latest messages and held edits stay as they are.
-        state = self.session(f"{request.session}#compaction" if request.compaction else request.session)
+        state = self.session(state_key(request.session, request.compaction))
         try:
             messages = absorb(state, request)
         except ProtocolError as exc:
@@ -270,8 +275,8 @@ class Engine:
         if not session_id:
             return {}
         if kind == "session.deleted":
-            self.sessions.pop(session_id, None)
-            self.sessions.pop(f"{session_id}#compaction", None)
+            for compaction in (False, True):
+                self.sessions.pop(state_key(session_id, compaction), None)
             return {}
         state = self.session(session_id)
         if kind == "session.created":
