@@ -20,9 +20,11 @@ class LRU:
         self.entries: OrderedDict[Any, Any] = OrderedDict()
 
     def __len__(self) -> int:
+        """How many entries are kept."""
         return len(self.entries)
 
     def __contains__(self, key: Any) -> bool:
+        """True when key is kept (its place in the order unchanged)."""
         return key in self.entries
 
     def peek(self, key: Any) -> Any:

@@ -106,6 +106,7 @@ class Caches:
         return (self.messages, self.sizes, self.batches, self.histories)
 
     def __len__(self) -> int:
+        """How many entries all memos keep."""
         return sum(len(cache) for cache in self.all())
 
     def clear(self) -> None:
