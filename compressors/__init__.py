@@ -1,30 +1,20 @@
 """Content compressors: pure functions `compress(part, ctx) -> Result | None`, one per module.
 
-`REGISTRY` collects them by name; `ROUTES` is the data table that says which compressors
-see which kind of part, in order. A part's route keys come from table lookups too
-(`TOOL_KINDS`, then `REFINEMENTS`); the pipeline's dispatch is one lookup per key.
+`ROUTES` is the data table that says which compressors see which kind of part, in order;
+`REGISTRY` imports every compressor it names. A part's route keys come from table lookups
+too (`TOOL_KINDS`, then `REFINEMENTS`); the pipeline's dispatch is one lookup per key. The
+text helpers the compressors share live in `deepmem.text`.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.compressors.commands import command_kind
-from deepmem.compressors.text_fields import main_text
+from deepmem.text.fields import main_text
 from deepmem.types import Context, Part
-
-REGISTRY = {
-    module.NAME: module
-    for module in (
-        importlib.import_module(f"{__name__}.{info.name}")
-        for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name)
-    )
-    if hasattr(module, "compress")
-}
-"""Every module of this package that defines `compress`, by its NAME (helpers are skipped)."""
 
 ROUTES: dict[str, tuple[str, ...]] = {
     "reasoning": ("reasoning",),
@@ -42,6 +32,13 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "input": ("long_inputs",),
     "capture": ("capture",),
 }
+"""Route key → the compressors that see such a part, in order (each names a module of this package)."""
+
+REGISTRY = {
+    name: importlib.import_module(f"{__name__}.{name}")
+    for name in sorted({name for names in ROUTES.values() for name in names})
+}
+"""Every compressor a route names, by its NAME: the module of that name in this package."""
 
 TOOL_KINDS: dict[str, str] = {
     "read": "read",

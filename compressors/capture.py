@@ -5,9 +5,9 @@ A pure function of the part and the cap, so every later step trims it identicall
 
 from __future__ import annotations
 
-from deepmem.compressors.lines import Budget, shorten_part
-from deepmem.compressors.patterns import command_key_lines
-from deepmem.compressors.text_fields import main_text
+from deepmem.text.fields import main_text
+from deepmem.text.lines import Budget, shorten_part
+from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Part, Result
 

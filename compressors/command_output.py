@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import command_key_lines
+from deepmem.text.lines import Budget, by_tier, shorten_part
+from deepmem.text.patterns import command_key_lines
 from deepmem.types import Context, Part, Result
 
 NAME = "command_output"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import removal_marker
+from deepmem.text.fields import main_text, with_main_text
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "duplicates"

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from deepmem.compressors.commands import by_file_name, command_kind, file_name, read_target, same_file
-from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import DEFINITION, lines_matching
+from deepmem.text.lines import Budget, by_tier, shorten_part
+from deepmem.text.patterns import DEFINITION, lines_matching
 from deepmem.types import Context, Facts, Part, Result
 
 NAME = "file_reads"

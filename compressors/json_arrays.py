@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
-from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
+from deepmem.text.fields import main_text, with_main_text
+from deepmem.text.lines import worth_cutting
 from deepmem.types import CompressorError, Context, Original, Part, Result, Tier, cache_key
 
 NAME = "json_arrays"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepmem.compressors.lines import Budget, by_tier, shorten_string
+from deepmem.text.lines import Budget, by_tier, shorten_string
 from deepmem.types import Context, Original, Part, Result
 
 NAME = "long_inputs"

@@ -8,10 +8,10 @@ import re
 
 import msgspec
 
-from deepmem.compressors.lines import worth_cutting
-from deepmem.compressors.patterns import HEADER, SCAN_CHARS, fold, lines_holding, names_a_path
-from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
+from deepmem.text.fields import main_text, with_main_text
+from deepmem.text.lines import worth_cutting
+from deepmem.text.patterns import HEADER, SCAN_CHARS, fold, lines_holding, names_a_path
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "prose"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from deepmem.compressors.lines import Budget, by_tier, clip, worth_cutting
-from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import marker
+from deepmem.text.fields import main_text, with_main_text
+from deepmem.text.lines import Budget, by_tier, clip, worth_cutting
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "search_results"

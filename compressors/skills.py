@@ -6,8 +6,8 @@ import itertools
 import re
 from collections.abc import Iterator
 
-from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import HEADER, lines_matching
+from deepmem.text.lines import Budget, by_tier, shorten_part
+from deepmem.text.patterns import HEADER, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "skills"

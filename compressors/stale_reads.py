@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from deepmem.compressors.commands import file_name, same_file
 from deepmem.compressors.file_reads import read_source, shorten_read
-from deepmem.compressors.lines import Budget, by_tier
 from deepmem.markers import note
+from deepmem.text.lines import Budget, by_tier
 from deepmem.types import Context, Part, Result
 
 NAME = "stale_reads"

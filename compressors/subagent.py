@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from deepmem.compressors.lines import Budget, by_tier, shorten_part
-from deepmem.compressors.patterns import ERROR_LINE, HEADER, PATH, lines_matching
+from deepmem.text.lines import Budget, by_tier, shorten_part
+from deepmem.text.patterns import ERROR_LINE, HEADER, PATH, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "subagent"

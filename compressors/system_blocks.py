@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from deepmem.compressors.text_fields import cut_blocks, main_text
+from deepmem.text.fields import cut_blocks, main_text
 from deepmem.types import Context, Part, Result
 
 NAME = "system_blocks"

@@ -9,9 +9,9 @@ command) and its tail.
 from __future__ import annotations
 
 from deepmem.compressors.file_reads import is_read, key_lines, read_source
-from deepmem.compressors.lines import Budget, shorten_part
-from deepmem.compressors.patterns import command_key_lines
-from deepmem.compressors.text_fields import main_text
+from deepmem.text.fields import main_text
+from deepmem.text.lines import Budget, shorten_part
+from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Part, Result
 

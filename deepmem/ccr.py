@@ -10,14 +10,14 @@ gives the secret back only to the session that already held it.
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
 from deepmem.config import load_settings, memory_dir
 from deepmem.disk import PRIVATE, atomic_write
+from deepmem.lru import LRU
 from deepmem.redact import redactor_for
-from deepmem.types import Original, Settings, UnknownKeyError
+from deepmem.types import InputError, Original, Settings, UnknownKeyError
 
 
 class CCRStore:
@@ -26,15 +26,14 @@ class CCRStore:
     def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
         self.folder = memory_dir(root) / "ccr" if root is not None else None
         settings = settings or load_settings(root)
-        self.memory_entries = settings.ccr_memory_entries
         self.disk_bytes = settings.ccr_disk_bytes
         self.redactor = redactor_for(root)
-        self._hot: OrderedDict[str, str] = OrderedDict()
+        self._hot = LRU(settings.ccr_memory_entries)
         self._disk_total: int | None = None
 
     def put(self, key: str, text: str) -> None:
         """Keep an original under its key (a no-op when the key is already stored)."""
-        self._remember(key, text)
+        self._hot.put(key, text)
         if self.folder is None:
             return
         path = self._path(key)
@@ -54,9 +53,20 @@ class CCRStore:
     def get(self, key: str) -> str:
         """The original stored under key; UnknownKeyError when it is not (or no longer) kept."""
         key = key.removeprefix("ccr:").strip().lower()
-        if key in self._hot:
-            self._hot.move_to_end(key)
-            return self._hot[key]
+        return self._hot.get(key, lambda: self._read(key))
+
+    def expand(self, key: str, lines: str | None = None) -> str:
+        """The original stored under key, whole or only lines `A-B` (see `line_range`)."""
+        text = self.get(key)
+        return line_range(text, lines) if lines else text
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._hot or (
+            self.folder is not None and len(key) == 32 and self._path(key).exists()
+        )
+
+    def _read(self, key: str) -> str:
+        """The original from disk (marked as just used); UnknownKeyError when it is not there."""
         if self.folder is not None and len(key) == 32:
             path = self._path(key)
             try:
@@ -65,20 +75,8 @@ class CCRStore:
                 pass
             else:
                 os.utime(path)
-                self._remember(key, text)
                 return text
         raise UnknownKeyError(f"unknown CCR key {key!r} (never stored here, or evicted)")
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._hot or (
-            self.folder is not None and len(key) == 32 and self._path(key).exists()
-        )
-
-    def _remember(self, key: str, text: str) -> None:
-        self._hot[key] = text
-        self._hot.move_to_end(key)
-        while len(self._hot) > self.memory_entries:
-            self._hot.popitem(last=False)
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None
@@ -108,3 +106,15 @@ class CCRStore:
             path.unlink(missing_ok=True)
             total -= size
         self._disk_total = total
+
+
+def line_range(text: str, spec: str) -> str:
+    """Lines A–B (1-based, inclusive) of a text; `A-` runs to the end."""
+    start_text, _, end_text = spec.partition("-")
+    try:
+        start = int(start_text)
+        end = int(end_text) if end_text else None
+    except ValueError:
+        raise InputError(f"--lines: expected A-B, got {spec!r}") from None
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[max(start, 1) - 1 : end])

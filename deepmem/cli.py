@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from deepmem import __version__
+from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.config import check_config
 from deepmem.types import DeepmemError
 
@@ -45,6 +46,18 @@ def add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", default=".", metavar="DIR", help="project dir holding .deep-memory/ (default: cwd)"
     )
+
+
+def add_slash_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    """A subcommand running the slash command `name` on `--root` and printing its line."""
+    parser = subparsers.add_parser(name, help=help_text)
+    add_root(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        print(SLASH_COMMANDS[name](args.root, "", [], ""))
+        return 0
+
+    parser.set_defaults(run=run)
 
 
 def main(argv: list[str] | None = None) -> int:

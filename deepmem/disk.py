@@ -21,6 +21,16 @@ LOCK_NAME = ".lock"
 PUBLIC = 0o644
 PRIVATE = 0o600
 """Mode of files that may hold session content (raw transcripts, CCR originals, stats)."""
+GITIGNORE = """\
+# Written by `deepmem init`. MEMORY.md, notes.md and checkpoint.md are meant to be shared
+# through git; raw transcripts, CCR originals, indexes and logs stay local.
+sessions/
+ccr/
+index/
+logs/
+*.tmp
+"""
+"""The memory folder's `.gitignore`, written by `deepmem init` and when the engine starts."""
 
 
 def fsync_dir(folder: Path) -> None:
@@ -52,6 +62,15 @@ def atomic_write(path: Path, data: bytes, mode: int = PUBLIC) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def ensure_gitignore(folder: Path) -> bool:
+    """Write the memory folder's `.gitignore` when it is missing; True when written."""
+    path = folder / ".gitignore"
+    if path.exists():
+        return False
+    atomic_write(path, GITIGNORE.encode())
+    return True
 
 
 def append_capped(path: Path, line: bytes, cap_bytes: int, mode: int = PUBLIC) -> None:

@@ -15,19 +15,15 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
 from deepmem.compressors.commands import by_file_name, file_name, same_file
-from deepmem.compressors.patterns import fold, lines_holding
 from deepmem.facts import edited_by
-from deepmem.history import boundary_for, tier_for
+from deepmem.history import Layout, boundary_for, tier_for
+from deepmem.text.patterns import fold, lines_holding
 from deepmem.types import Message, Part, Settings
-
-if TYPE_CHECKING:
-    from deepmem.pipeline import Plan
 
 NUDGE_PREFIX = "prt_deepmem_nudge_"
 MEMORY_COOLDOWN = 8
@@ -234,19 +230,27 @@ def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
     )
 
 
-def nudge_parts(messages: list[Message], plan: Plan, settings: Settings) -> list[Part]:
-    """The synthetic text part (zero or one) to append at the end of the context for this step."""
-    shape = plan.layout
+def nudge_parts(
+    messages: list[Message],
+    shape: Layout,
+    message_tokens: list[int],
+    signals: list[Signals],
+    settings: Settings,
+) -> list[Part]:
+    """The synthetic text part (zero or one) to append at the end of the context for this step.
+
+    Reads, per message, its step (`shape`), its estimated tokens and its `Signals`.
+    """
     current = shape.step
     if current < 1 or not messages:
         return []
     steps = shape.message_steps
-    memories = by_step(steps, (list(s.memories) for s in plan.signals))
+    memories = by_step(steps, (list(s.memories) for s in signals))
     step_tokens: dict[int, int] = {}
-    for step, tokens in zip(steps, plan.message_tokens, strict=True):
+    for step, tokens in zip(steps, message_tokens, strict=True):
         step_tokens[step] = step_tokens.get(step, 0) + tokens
-    edited = by_step(steps, (list(s.edited) for s in plan.signals))
-    reads = [(steps[index], path) for index, s in enumerate(plan.signals) for path in s.compressed_reads]
+    edited = by_step(steps, (list(s.edited) for s in signals))
+    reads = [(steps[index], path) for index, s in enumerate(signals) for path in s.compressed_reads]
     texts = [
         text
         for text in (

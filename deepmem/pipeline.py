@@ -10,15 +10,15 @@ are cached by a fingerprint of the old history; and the per-message results of e
 history's latest plan are kept, so the next step recomputes only the messages after the
 prefix the two share. A new step on a long history then costs one digest per message
 (none when the caller already holds them), a comparison of message keys, and the work of
-its new messages.
+its new messages. All these memos belong to `CACHES`; `CACHES.clear()` makes the next plan
+cold.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -29,6 +29,7 @@ import xxhash
 from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, tier_for, visible_text
+from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
@@ -60,8 +61,8 @@ class KindStats(msgspec.Struct):
     tokens_after: int = 0
 
 
-class Plan(msgspec.Struct):
-    """The outcome of one transform."""
+class Plan(msgspec.Struct, frozen=True):
+    """The outcome of one transform, built once (the nudges are computed before it)."""
 
     layout: Layout
     tier: Tier
@@ -87,41 +88,34 @@ class Outcome(msgspec.Struct, frozen=True, gc=False):
     tokens: tuple[int, int]
 
 
-class LRU:
-    """A bounded mapping that forgets the least recently used entry."""
+class Caches:
+    """Every memo of the transform, owned in one place: after `clear()` the next plan is cold."""
 
-    def __init__(self, size: int):
-        self.size = size
-        self.entries: OrderedDict[Any, Any] = OrderedDict()
+    def __init__(self) -> None:
+        self.messages = LRU(32_768)
+        """MessageOutcome by message key (see `Accumulated.keys`)."""
+        self.sizes = LRU(32_768)
+        """MessageSizes by message digest."""
+        self.batches = LRU(16)
+        """Frozen batches by the fingerprint of the old history."""
+        self.histories = LRU(64)
+        """Accumulated results by (settings, tier, digest of the first message): one per live history."""
 
-    def peek(self, key: Any) -> Any:
-        """The cached value for key, or None (its place in the order unchanged)."""
-        return self.entries.get(key)
+    def all(self) -> tuple[LRU, ...]:
+        """Each memo."""
+        return (self.messages, self.sizes, self.batches, self.histories)
 
-    def put(self, key: Any, value: Any) -> None:
-        """Store a value under key, as the most recently used."""
-        self.entries[key] = value
-        self.entries.move_to_end(key)
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
+    def __len__(self) -> int:
+        """How many entries all memos keep."""
+        return sum(len(cache) for cache in self.all())
 
-    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
-        """The cached value for key, computing and storing it when absent."""
-        value = self.entries.get(key, MISSING)
-        if value is not MISSING:
-            self.entries.move_to_end(key)
-            return value
-        value = compute()
-        self.entries[key] = value
-        if len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-        return value
+    def clear(self) -> None:
+        """Forget everything memoized."""
+        for cache in self.all():
+            cache.clear()
 
 
-MISSING = object()
-MESSAGES = LRU(32_768)
-SIZES = LRU(32_768)
-BATCHES = LRU(16)
+CACHES = Caches()
 
 
 def stats_kind(message: Message, part: Part) -> str:
@@ -241,7 +235,7 @@ def measure_message(message: Message) -> MessageSizes:
 
 def message_sizes(message: Message, digest: bytes | None) -> MessageSizes:
     """The sizes of a message, memoized on its digest."""
-    return measure_message(message) if digest is None else SIZES.get(digest, lambda: measure_message(message))
+    return measure_message(message) if digest is None else CACHES.sizes.get(digest, lambda: measure_message(message))
 
 
 class Frozen(msgspec.Struct, frozen=True):
@@ -292,7 +286,7 @@ def freeze_batches(
             batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
         return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
 
-    return BATCHES.get(stops[shape.boundary][0], build)
+    return CACHES.batches.get(stops[shape.boundary][0], build)
 
 
 NEW_PARTS = Batch(0, 0, "low", Facts())
@@ -379,7 +373,7 @@ def message_outcome(
     step = key[1]
     if digest is None:
         return compute_message(message, digest, step, batch, tier, settings, released)
-    return MESSAGES.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
+    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
 
 
 @contextmanager
@@ -456,10 +450,6 @@ class Accumulated(msgspec.Struct, gc=False):
         self.signals.append(outcome.signals)
 
 
-HISTORIES = LRU(64)
-"""Accumulated results by (settings, tier, digest of the first message): one per live history."""
-
-
 def shared_prefix(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> int:
     """How many leading message keys two plans share (a message without a digest ends it)."""
     count = 0
@@ -521,7 +511,7 @@ def plan_history(
         for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]
     history = (settings_key, tier, digests[0] if digests else None)
-    previous = HISTORIES.peek(history)
+    previous = CACHES.histories.peek(history)
     kept = shared_prefix(previous.keys, keys) if previous is not None else 0
     done = previous.prefix(kept) if previous is not None else Accumulated()
     for index in range(kept, len(messages)):
@@ -529,19 +519,18 @@ def plan_history(
             messages[index], digests[index], keys[index], message_batches[index], tier, settings, released.get(index, {})
         )
         done.add(index, messages[index], keys[index], outcome)
-    HISTORIES.put(history, done)
-    plan = Plan(
+    CACHES.histories.put(history, done)
+    return Plan(
         shape,
         tier or batches[shape.boundary].tier,
         list(done.edits),
         list(done.originals),
         {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()},
         failures=done.failures[-1] if done.failures else 0,
+        tail_parts=nudge_parts(messages, shape, done.message_tokens, done.signals, settings),
         message_tokens=list(done.message_tokens),
         signals=list(done.signals),
     )
-    plan.tail_parts = nudge_parts(messages, plan, settings)
-    return plan
 
 
 def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:

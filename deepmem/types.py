@@ -14,7 +14,8 @@ import orjson
 import xxhash
 
 CACHE_VERSION = "1"
-"""Bumped whenever a compressor's output for the same input may change."""
+"""Hashed into every CCR key (`cache_key`). A key names an original, which no compressor change
+alters, so this stays put; changing it would rename every stored original and every marker."""
 
 Tier = Literal["low", "medium", "high"]
 TIERS: tuple[Tier, ...] = ("low", "medium", "high")

@@ -13,6 +13,7 @@ from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY
 from deepmem.config import load_settings
 from deepmem.history import tier_for, visible_text
+from deepmem.lru import LRU
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_edits, apply_transform, freeze_batches, plan_transform
 from deepmem.restore import restore_messages
@@ -179,8 +180,7 @@ def test_idempotent_and_deterministic(tier, settings) -> None:
     messages = kitchen_sink()
     once = compress(messages, settings, CCRStore(None), tier)
     assert compress(once, settings, CCRStore(None), tier) == once
-    pipeline.MESSAGES.entries.clear()
-    pipeline.BATCHES.entries.clear()
+    pipeline.CACHES.clear()
     assert encode_json(compress(messages, settings, CCRStore(None), tier)) == encode_json(once)
 
 
@@ -263,7 +263,7 @@ def test_capture_trims_a_new_output_identically_at_every_step() -> None:
             "parts": [{"id": "prt_c", "type": "text", "text": "next"}],
         }
     ]
-    pipeline.MESSAGES.entries.clear()
+    pipeline.CACHES.clear()
     again = [e for e in plan_transform(later, Settings()).edits if e.part_id == "prt_0099"]
     assert again[0].part == edit.part
 
@@ -319,23 +319,24 @@ def test_lone_surrogates_pass_through_and_are_counted() -> None:
 
 
 def test_memoized_plan_equals_a_cold_plan_on_a_growing_history() -> None:
-    """Warm caches (step after step) give exactly the plan a cold process gives."""
+    """Warm caches (step after step, each plan reusing the previous one's messages) give exactly
+    the plan a cold process gives: every field, nudges included."""
     messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
     settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
-    for end in range(10, len(messages), 7):
-        warm = plan_transform(messages[:end], settings)
-        pipeline.MESSAGES.entries.clear()
-        pipeline.BATCHES.entries.clear()
+    ends = range(10, len(messages), 7)
+    pipeline.CACHES.clear()
+    warm = [plan_transform(messages[:end], settings) for end in ends]
+    assert len(pipeline.CACHES.histories) == 1 and len(pipeline.CACHES.messages) > 0
+    for end, plan in zip(ends, warm, strict=True):
+        pipeline.CACHES.clear()
+        assert len(pipeline.CACHES) == 0
         cold = plan_transform(messages[:end], settings)
-        assert encode_json([msgspec.to_builtins(e) for e in warm.edits]) == encode_json(
-            [msgspec.to_builtins(e) for e in cold.edits]
-        )
-        assert warm.tail_parts == cold.tail_parts
+        assert encode_json(msgspec.to_builtins(plan)) == encode_json(msgspec.to_builtins(cold)), end
 
 
 def test_caches_are_bounded() -> None:
     """The memo caches never grow past their size."""
-    cache = pipeline.LRU(3)
+    cache = LRU(3)
     for n in range(10):
         assert cache.get(n, lambda n=n: n * 2) == n * 2
     assert list(cache.entries) == [7, 8, 9]

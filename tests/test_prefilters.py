@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deepmem.compressors import prose
-from deepmem.compressors.patterns import (
+from deepmem.text.patterns import (
     DEFINITION,
     ERROR_LINE,
     FAILING_TEST,

@@ -32,7 +32,6 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.session import SessionState, absorb, forget_held
 from deepmem.bridge.tools import run_tool
 from deepmem.ccr import CCRStore
-from deepmem.commands.expand import line_range
 from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
@@ -49,6 +48,11 @@ injected into those requests."""
 STABLE_BLOCK_FILE = "stable-block.md"
 STORED_KEYS_CAP = 100_000
 """Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
+
+
+def state_key(session_id: str, compaction: bool) -> str:
+    """The key of a session's state; OpenCode's compaction copy of a history is kept apart."""
+    return f"{session_id}#compaction" if compaction else session_id
 
 
 class Engine:
@@ -139,7 +143,7 @@ class Engine:
         """Plan the history, and reply with only the edits the plugin does not hold yet."""
         # OpenCode's compaction transforms a cut-down copy of the history: it gets its own
         # state, so the session's latest messages and held edits stay as they are.
-        state = self.session(f"{request.session}#compaction" if request.compaction else request.session)
+        state = self.session(state_key(request.session, request.compaction))
         try:
             messages = absorb(state, request)
         except ProtocolError as exc:
@@ -271,8 +275,8 @@ class Engine:
         if not session_id:
             return {}
         if kind == "session.deleted":
-            self.sessions.pop(session_id, None)
-            self.sessions.pop(f"{session_id}#compaction", None)
+            for compaction in (False, True):
+                self.sessions.pop(state_key(session_id, compaction), None)
             return {}
         state = self.session(session_id)
         if kind == "session.created":
@@ -302,8 +306,7 @@ class Engine:
 
     def expand(self, key: str, lines: str) -> str:
         """An original from CCR, whole or a line range `A-B`."""
-        text = self.store.get(key)
-        return line_range(text, lines) if lines else text
+        return self.store.expand(key, lines)
 
     def stats(self, session_id: str) -> dict[str, dict[str, int]]:
         """Saved totals per session (one session when named)."""

@@ -16,9 +16,8 @@ from typing import BinaryIO
 
 from deepmem.bridge.engine import Engine
 from deepmem.bridge.protocol import ProtocolError, RequestError, decode_request, error_reply, ok_reply
-from deepmem.commands.init import ensure_gitignore
 from deepmem.config import LimitSettings, fall_back_to_defaults, load_config, memory_dir
-from deepmem.disk import PRIVATE
+from deepmem.disk import PRIVATE, ensure_gitignore
 from deepmem.redact import Redactor, redactor_for
 from deepmem.types import DeepmemError, UnknownKeyError
 
@@ -136,7 +135,7 @@ def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BY
 def run_bridge(root: str) -> int:
     """Entry point of `deepmem bridge`: protocol on the real stdout, everything else elsewhere."""
     setup_logging(root)
-    ensure_gitignore(root)
+    ensure_gitignore(memory_dir(root))
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()

@@ -1,18 +1,18 @@
 """Slash commands run before their LLM turn (`/checkpoint` …), one registry for plugin and CLI.
 
 Each takes `(root, session_id, messages, arguments)` and returns one line for the model.
+The CLI builds its `deepmem dream` / `deepmem distill` subcommands on this registry
+(`deepmem.cli.add_slash_parser`); nothing here knows the command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable
 from typing import Any
 
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.schedule import run_job
-from deepmem.cli import add_root
 from deepmem.types import Message
 
 SlashCommand = Callable[[str | os.PathLike[str], str, list[Message], str], str]
@@ -44,14 +44,3 @@ def distill(root: str | os.PathLike[str], session_id: str, messages: list[Messag
 
 SLASH_COMMANDS: dict[str, SlashCommand] = {"checkpoint": checkpoint, "dream": dream, "distill": distill}
 
-
-def add_slash_parser(subparsers: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    """A CLI subcommand running the slash command `name` on `--root` and printing its line."""
-    parser = subparsers.add_parser(name, help=help_text)
-    add_root(parser)
-
-    def run(args: argparse.Namespace) -> int:
-        print(SLASH_COMMANDS[name](args.root, "", [], ""))
-        return 0
-
-    parser.set_defaults(run=run)

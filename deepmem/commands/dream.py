@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from deepmem.checkpoints.slash import add_slash_parser
+from deepmem.cli import add_slash_parser
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

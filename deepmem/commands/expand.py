@@ -24,18 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def line_range(text: str, spec: str) -> str:
-    """Lines A–B (1-based, inclusive) of a text; `A-` runs to the end."""
-    start_text, _, end_text = spec.partition("-")
-    try:
-        start = int(start_text)
-        end = int(end_text) if end_text else None
-    except ValueError:
-        raise InputError(f"--lines: expected A-B, got {spec!r}") from None
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[max(start, 1) - 1 : end])
-
-
 def run(args: argparse.Namespace) -> int:
     """Print one original, or write the restored session."""
     store = CCRStore(args.root, load_settings(args.root))
@@ -48,9 +36,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.key:
         raise InputError("expand needs a KEY or --session FILE")
-    text = store.get(args.key)
-    if args.lines:
-        text = line_range(text, args.lines)
+    text = store.expand(args.key, args.lines)
     if args.output in (None, "-"):
         sys.stdout.write(text)
     else:

@@ -17,21 +17,12 @@ import orjson
 from deepmem import __version__
 from deepmem.cli import add_root
 from deepmem.config import memory_dir
-from deepmem.disk import atomic_write
+from deepmem.disk import atomic_write, ensure_gitignore
 from deepmem.types import InputError
 
 PLUGIN_FILE = "deepmem.js"
 SIDECAR_FILE = "deepmem.json"
 COMMAND_NAMES = ("checkpoint", "dream", "distill")
-GITIGNORE = """\
-# Written by `deepmem init`. MEMORY.md, notes.md and checkpoint.md are meant to be shared
-# through git; raw transcripts, CCR originals, indexes and logs stay local.
-sessions/
-ccr/
-index/
-logs/
-*.tmp
-"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,15 +75,6 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
-def ensure_gitignore(root: str | os.PathLike[str]) -> bool:
-    """Write `.deep-memory/.gitignore` when it is missing; True when written."""
-    path = memory_dir(root) / ".gitignore"
-    if path.exists():
-        return False
-    atomic_write(path, GITIGNORE.encode())
-    return True
-
-
 def install(target: Path) -> list[str]:
     """Copy every shipped file into target; one status line per file."""
     lines = []
@@ -125,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines = install(target)
         if not args.global_:
-            written = ensure_gitignore(args.root)
+            written = ensure_gitignore(memory_dir(args.root))
             lines.append(f"{'installed' if written else 'unchanged'}  {memory_dir(args.root) / '.gitignore'}")
         lines.append(f"engine: {sys.executable} -m deepmem bridge (deepmem {__version__})")
     print("\n".join(lines))

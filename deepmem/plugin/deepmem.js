@@ -408,10 +408,15 @@ function applyEdits(state, messages, digests, withAppends) {
   }
 }
 
+// The key of a session's state; OpenCode's compaction copy of a history is kept apart.
+function stateKey(sessionID, compaction) {
+  return compaction ? `${sessionID}#compaction` : sessionID;
+}
+
 async function transformMessages(engine, messages, compaction, deadlineMs = engine.settings.deadlineMs) {
   const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
   if (!sessionID) return;
-  const key = compaction ? `${sessionID}#compaction` : sessionID;
+  const key = stateKey(sessionID, compaction);
   const digests = digestMessages(engine.digestCache, messages);
   const send = () => {
     const state = engine.session(key);
@@ -582,8 +587,7 @@ export const DeepmemPlugin = async (input) => {
       if (!FORWARDED_EVENTS.has(event?.type)) return;
       const session = eventSession(event);
       if (event.type === "session.deleted") {
-        engine.sessions.delete(session);
-        engine.sessions.delete(`${session}#compaction`);
+        for (const compaction of [false, true]) engine.sessions.delete(stateKey(session, compaction));
       }
       const reply = await engine.request({ op: "event", type: event.type, session }, engine.settings.slowDeadlineMs);
       if (reply?.toast && !toasted.has(session)) {

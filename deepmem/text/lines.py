@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 
 import msgspec
 
-from deepmem.compressors.text_fields import main_text, with_main_text
 from deepmem.markers import chars_marker, gap_marker, marker
+from deepmem.text.fields import main_text, with_main_text
 from deepmem.tokens import estimate_tokens, tokens_at_least
 from deepmem.types import Original, Part, Result, Tier, cache_key
 
