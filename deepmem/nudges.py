@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
-from deepmem.compressors.commands import by_file_name, file_name, same_file
 from deepmem.compressors.patterns import fold, lines_holding
-from deepmem.facts import edited_by
 from deepmem.history import boundary_for, tier_for
+from deepmem.toolcalls.paths import by_file_name, file_name, same_file
+from deepmem.toolcalls.touches import shows, touches
 from deepmem.types import Message, Part, Settings
 
 if TYPE_CHECKING:
@@ -224,12 +224,12 @@ def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
     reads = []
     for index, part in replaced.items():
         by = ((part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
-        source = file_reads.read_source(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
+        source = shows(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
         if source is not None:
             reads.append(source[0])
     return Signals(
         tuple(message_memories(message)),
-        tuple(path for part in message["parts"] for path in edited_by(part)),
+        tuple(path for part in message["parts"] for path in touches(part).changed),
         tuple(reads),
     )
 

@@ -21,8 +21,8 @@ import re
 
 import orjson
 
-from deepmem.compressors.commands import file_name, same_file
-from deepmem.compressors.file_reads import is_read, read_source
+from deepmem.toolcalls.paths import file_name, same_file
+from deepmem.toolcalls.touches import shows
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -43,9 +43,9 @@ def is_vendored(path: str) -> bool:
 
 def read_path(part: Part) -> str | None:
     """The file a completed read shows: the `read` tool's or a shell read command's."""
-    if (part.get("state") or {}).get("status") != "completed" or not is_read(part):
+    if (part.get("state") or {}).get("status") != "completed":
         return None
-    source = read_source(part)
+    source = shows(part)
     return source[0] if source is not None else None
 
 

@@ -23,6 +23,7 @@ from deepmem.extractors.decisions import DECISION
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.statements import sentences
 from deepmem.nudges import MEMORY_PATTERNS
+from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 
 PASTED = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>.*?</\1>|^[ \t]*>.*$", re.S | re.M)
 """Tagged blocks (a pasted issue, task instructions) and `>` quote lines."""
@@ -69,7 +70,7 @@ GENERIC = frozenset(
 """Words too common to say that a later call acted on a statement."""
 NUDGE_TYPES = {"decision": "decision", "constraint": "constraint", "fix": "gotcha"}
 """What the memory nudge's detections become: the same sentences the model is reminded to store."""
-ACTING_TOOLS = frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"})
+ACTING_TOOLS = SHELL_TOOLS | FILE_TOOLS
 
 
 class Candidate(msgspec.Struct, frozen=True):
