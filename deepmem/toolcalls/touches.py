@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -133,10 +134,46 @@ def patch_changes(text: str) -> tuple[Change, ...]:
 
 def command_touches(command: str, known: Mapping[str, str], source: tuple[str, int] | None) -> Touches:
     """What a shell command touches: the file it shows (`source`), the files it changes."""
-    scripts = dict(known)
-    changes = tuple(command_writes(command, scripts))
-    texts = tuple((path, text) for path, text in scripts.items() if known.get(path) is not text)
+    changes, texts, asked = standalone_writes(command)
+    if any(path in known for path in asked):
+        scripts = dict(known)
+        changes = tuple(command_writes(command, scripts))
+        texts = tuple((path, text) for path, text in scripts.items() if known.get(path) is not text)
     return Touches(**showing(source), changes=changes, command=command, texts=texts)
+
+
+class Asked(dict):
+    """Known texts that remember which paths the shell reader looked up in them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def pop(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        self.asked.add(key)
+        return super().pop(key, default)
+
+
+@lru_cache(maxsize=16_384)
+def standalone_writes(command: str) -> tuple[tuple[Change, ...], tuple[tuple[str, str], ...], frozenset[str]]:
+    """A command's changes and written texts when no file is known yet, and the paths it looked up
+    (scripts it runs, patches it reads): while none of them is known, they hold whatever is.
+    Memoized: the facts of every boundary read the whole old history again."""
+    scripts = Asked()
+    changes = tuple(command_writes(command, scripts))
+    return changes, tuple(scripts.items()), frozenset(scripts.asked)
 
 
 def showing(source: tuple[str, int] | None) -> dict[str, Any]:
