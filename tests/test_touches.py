@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
+from deepmem.compressors import compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.toolcalls.touches import Touches, touches
+from deepmem.types import Context, Settings
 
 PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File: src/new.py\n+x\n*** Delete File: old.py\n*** End Patch"
 FIX_SCRIPT = "p = 'pkg/core.py'\ns = open(p).read()\nopen(p, 'w').write(s.replace('a', 'b'))\n"
@@ -114,3 +116,13 @@ def test_a_script_the_session_wrote_edits_what_it_writes() -> None:
     assert facts_of(call("write", filePath="fix.py", content=FIX_SCRIPT), bash("python3 fix.py")) == {
         "fix.py": 1, "pkg/core.py": 2,
     }
+
+
+def test_a_read_before_an_apply_patch_of_its_file_is_marked_stale() -> None:
+    """The read compressors route a read of a file that a later `apply_patch` changed to `stale_reads`."""
+    read = call("read", filePath="/repo/src/app.py")
+    builder = FactsBuilder()
+    for index, part in enumerate((read, call("apply_patch", patchText=PATCH))):
+        builder.add({"info": {"role": "assistant", "id": f"m{index}"}, "parts": [part]})
+    context = Context(age=1, step=1, tier="low", settings=Settings(), facts=builder.snapshot())
+    assert compressors_for(read, context) == ("system_blocks", "stale_reads", "long_inputs")
