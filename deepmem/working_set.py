@@ -22,7 +22,7 @@ import re
 import orjson
 
 from deepmem.toolcalls.paths import file_name, same_file
-from deepmem.toolcalls.touches import shows
+from deepmem.toolcalls.touches import FILE_TOOLS, shows
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -30,7 +30,7 @@ VENDORED = re.compile(
     r"__pycache__|\.git|bower_components|\.cargo/registry|go/pkg/mod)/"
     r"|^/usr/(?:lib|include|share)/"
 )
-UNREPEATED_TOOLS = frozenset({"edit", "write", "todowrite"})
+UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""

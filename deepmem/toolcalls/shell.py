@@ -9,7 +9,8 @@ Two readings of one command, from the same rules:
   quoting, joins heredoc bodies to the line that opens them, and splits at `&&`, `||`,
   `;` and pipes; `deepmem.toolcalls.shell_writes` reads what each simple command changes.
 
-Both find a simple command's program the same way (`strip_prefixes`, `program_of`).
+Both find a simple command's program past the same prefixes (`strip_prefixes`): `NAME=value`
+assignments, `sudo`, `env`, `time`, `nohup`, `command`.
 """
 
 from __future__ import annotations
