@@ -30,9 +30,9 @@ import orjson
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.render import checkpoint_sections, render_checkpoint
 from deepmem.extractors import extract
-from deepmem.extractors.python_writes import python_writes
 from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
+from deepmem.toolcalls.python_writes import python_writes
 
 CORPUS = Path("/work/shared/corpus/swe-gemini3")
 DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")

@@ -12,8 +12,9 @@ import importlib
 from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
-from deepmem.compressors.commands import command_kind
 from deepmem.text.fields import main_text
+from deepmem.toolcalls.shell import command_kind
+from deepmem.toolcalls.touches import FILE_TOOLS
 from deepmem.types import Context, Part
 
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -50,8 +51,9 @@ TOOL_KINDS: dict[str, str] = {
 }
 """Output kind by tool name; `bash` is classified from its command, other tools are `command`."""
 
-PROTECTED_TOOLS = frozenset({"question", "edit", "write", "todowrite", "deep_expand"})
-"""Tools whose outputs are never compressed (plus every `memory_*` tool)."""
+PROTECTED_TOOLS = frozenset({"question", "todowrite", "deep_expand"}) | FILE_TOOLS
+"""Tools whose outputs are never compressed (plus every `memory_*` tool): a file tool's output
+only confirms the change and carries the diagnostics the model reads next."""
 
 
 def is_protected_tool(tool: str) -> bool:

@@ -11,9 +11,10 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from deepmem.compressors.commands import by_file_name, command_kind, file_name, read_target, same_file
 from deepmem.text.lines import Budget, by_tier, shorten_part
 from deepmem.text.patterns import DEFINITION, lines_matching
+from deepmem.toolcalls.paths import by_file_name, file_name, same_file
+from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Facts, Part, Result
 
 NAME = "file_reads"
@@ -26,25 +27,6 @@ BUDGETS = by_tier(
 )
 NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t)")
 CONTENT_START = frozenset({"<content>", "<output>"})
-
-
-def is_read(part: Part) -> bool:
-    """A file read: OpenCode's `read`, or a shell command that prints a file."""
-    command = ((part.get("state") or {}).get("input") or {}).get("command")
-    return part.get("tool") == "read" or (isinstance(command, str) and command_kind(command) == "read")
-
-
-def read_source(part: Part) -> tuple[str, int] | None:
-    """(path, first line shown) of a read part: the `read` tool's input or a shell read command."""
-    inputs = (part.get("state") or {}).get("input")
-    if not isinstance(inputs, dict):
-        return None
-    if isinstance(inputs.get("filePath"), str):
-        offset = inputs.get("offset")
-        return inputs["filePath"], offset if isinstance(offset, int) and offset > 0 else 1
-    if isinstance(inputs.get("command"), str):
-        return read_target(inputs["command"])
-    return None
 
 
 def file_line_numbers(lines: list[str], first: int) -> list[int | None]:
@@ -85,7 +67,7 @@ def key_lines(lines: list[str], source: tuple[str, int] | None, facts: Facts) ->
 
 def shorten_read(part: Part, ctx: Context, name: str, budget: Budget, prefix: str = "") -> Result | None:
     """Shorten a read's output to head + key lines + tail under a budget (shared with stale reads)."""
-    source = read_source(part)
+    source = shows(part)
     return shorten_part(part, name, budget, lambda lines: key_lines(lines, source, ctx.facts), prefix)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from deepmem.text.lines import Budget, by_tier, shorten_string
+from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 from deepmem.types import Context, Original, Part, Result
 
 NAME = "long_inputs"
-TOOLS: tuple[str, ...] = ("bash", "edit", "write", "multiedit", "patch", "apply_patch")
+TOOLS: tuple[str, ...] = tuple(sorted(SHELL_TOOLS | FILE_TOOLS))
 
 BUDGETS = by_tier(
     Budget(head=3, tail=1, key=0, line_chars=200),

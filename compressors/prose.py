@@ -9,6 +9,7 @@ import re
 import msgspec
 
 from deepmem.markers import marker
+from deepmem.phrasing import KEY_SENTENCE, KEY_SENTENCE_ANCHORS
 from deepmem.text.fields import main_text, with_main_text
 from deepmem.text.lines import worth_cutting
 from deepmem.text.patterns import HEADER, SCAN_CHARS, fold, lines_holding, names_a_path
@@ -36,15 +37,6 @@ BUDGETS: dict[Tier, ProseBudget] = {
 FENCE = re.compile(r"^\s*(```|~~~)")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-DECISION = re.compile(
-    r"(?i)\b(?:decided?|instead|must|should not|shouldn't|never|root cause|the fix|fixed|"
-    r"the (?:issue|problem|bug|cause) (?:is|was)|because|fails?|failed|error)\b|决定|必须|不能|不要|修复|原因"
-)
-DECISION_ANCHORS = (
-    "decide", "instead", "must", "should", "never", "root cause", "the fix", "fixed", "the issue", "the problem",
-    "the bug", "the cause", "because", "fail", "error", "决定", "必须", "不能", "不要", "修复", "原因",
-)
-"""Every DECISION match holds one of these (folded): a paragraph with none skips the search."""
 
 
 def clip_text(text: str, width: int) -> str:
@@ -59,7 +51,7 @@ def shorten_paragraph(line: str, budget: ProseBudget, first: bool, decisive: boo
     keys = (
         s
         for s in sentences[1 if first else 0 :]
-        if (decisive and DECISION.search(s, 0, SCAN_CHARS)) or names_a_path(s)
+        if (decisive and KEY_SENTENCE.search(s, 0, SCAN_CHARS)) or names_a_path(s)
     )
     kept = ([sentences[0]] if first else []) + list(itertools.islice(keys, budget.key_sentences))
     if not kept:
@@ -109,7 +101,7 @@ def compress(part: Part, ctx: Context) -> Result | None:
     budget = BUDGETS[ctx.tier]
     if not text or len(text) < budget.min_chars:
         return None
-    decisive = set(lines_holding(fold(text), DECISION_ANCHORS))
+    decisive = set(lines_holding(fold(text), KEY_SENTENCE_ANCHORS))
     body = "\n".join(line for line in shorten_lines(text.split("\n"), budget, decisive) if line.strip())
     key = cache_key(text, NAME)
     shortened = f"{body}\n{marker(len(text) - len(body), len(text), 'chars', key)}"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from deepmem.compressors.commands import file_name, same_file
-from deepmem.compressors.file_reads import read_source, shorten_read
+from deepmem.compressors.file_reads import shorten_read
 from deepmem.markers import note
 from deepmem.text.lines import Budget, by_tier
+from deepmem.toolcalls.paths import file_name, same_file
+from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Part, Result
 
 NAME = "stale_reads"
@@ -20,7 +21,7 @@ BUDGETS = by_tier(
 
 def edited_after(part: Part, ctx: Context) -> int | None:
     """The step that last edited the read file, when it is after the read's own step."""
-    source = read_source(part)
+    source = shows(part)
     if source is None:
         return None
     edits = ctx.facts.edit_steps.get(file_name(source[0]), ())

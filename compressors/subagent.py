@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from deepmem.phrasing import REPORT_FINDING
 from deepmem.text.lines import Budget, by_tier, shorten_part
 from deepmem.text.patterns import ERROR_LINE, HEADER, PATH, lines_matching
 from deepmem.types import Context, Part, Result
@@ -18,8 +19,7 @@ BUDGETS = by_tier(
     Budget(head=2, tail=4, key=12, line_chars=200),
 )
 TAGS = re.compile(r"^\s*</?task_(?:result|id)|^task_id:")
-DECISION = re.compile(r"(?i)\b(?:decided|conclusion|root cause|fixed|must|should not|recommend)\b")
-KEY_PATTERNS = (TAGS, HEADER, ERROR_LINE, DECISION, PATH)
+KEY_PATTERNS = (TAGS, HEADER, ERROR_LINE, REPORT_FINDING, PATH)
 
 
 def key_lines(lines: list[str]) -> Iterator[int]:

@@ -8,11 +8,12 @@ command) and its tail.
 
 from __future__ import annotations
 
-from deepmem.compressors.file_reads import is_read, key_lines, read_source
+from deepmem.compressors.file_reads import key_lines
 from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Part, Result
 
 NAME = "working_outputs"
@@ -43,7 +44,7 @@ def compress(part: Part, ctx: Context) -> Result | None:
     if not text or estimate_tokens(text) <= WHOLE_TOKENS:
         return None
     budget = Budget(head=head_within(text.split("\n"), HEAD_TOKENS), tail=TAIL_LINES, key=KEY_LINES, line_chars=LINE_CHARS)
-    source = read_source(part) if is_read(part) else None
+    source = shows(part)
     if source is not None:
         return shorten_part(part, NAME, budget, lambda lines: key_lines(lines, source, ctx.facts))
     return shorten_part(part, NAME, budget, command_key_lines)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from deepmem.compressors.commands import by_file_name, written_paths
+from deepmem.toolcalls.paths import by_file_name
+from deepmem.toolcalls.touches import touches
 from deepmem.types import Facts, Message
 from deepmem.working_set import WorkingSetBuilder, input_signature, user_text
 
-EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
 NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+)[:\s]')
 
 
@@ -25,17 +25,6 @@ def call_signature(part: dict, signature: str | None) -> str | None:
     """
     output = (part.get("state") or {}).get("output")
     return f"{signature}\x00{output}" if signature is not None and isinstance(output, str) else None
-
-
-def edited_by(part: dict) -> list[str]:
-    """Files a tool call writes: edit/write/patch inputs, or what a shell command writes."""
-    state = part.get("state") or {}
-    inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
-    if part.get("tool") in EDIT_TOOLS and isinstance(inputs.get("filePath"), str):
-        return [inputs["filePath"]]
-    if part.get("tool") == "bash" and isinstance(inputs.get("command"), str):
-        return list(written_paths(inputs["command"]))
-    return []
 
 
 @lru_cache(maxsize=16_384)
@@ -59,6 +48,8 @@ class FactsBuilder:
         self.newer: dict[str, str] = {}
         self.working = WorkingSetBuilder()
         self.messages = 0
+        self.texts: dict[str, str] = {}
+        """Files written whole so far (path → text), so a command that runs one is followed."""
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
@@ -76,8 +67,10 @@ class FactsBuilder:
                 continue
             state = part.get("state") or {}
             signature = input_signature(part)
+            touched = touches(part, self.texts)
+            self.texts.update(touched.texts)
             self.working.add_part(part, index, signature)
-            for path in edited_by(part):
+            for path in touched.changed:
                 self.edited[path] = self.step
                 self.working.add_edit(path)
             for field in ("output", "error"):

@@ -19,10 +19,11 @@ from functools import lru_cache
 import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
-from deepmem.compressors.commands import by_file_name, file_name, same_file
-from deepmem.facts import edited_by
 from deepmem.history import Layout, boundary_for, tier_for
+from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
+from deepmem.toolcalls.paths import by_file_name, file_name, same_file
+from deepmem.toolcalls.touches import shows, touches
 from deepmem.types import Message, Part, Settings
 
 NUDGE_PREFIX = "prt_deepmem_nudge_"
@@ -35,34 +36,6 @@ SNIPPETS = 3
 READ_COMPRESSORS = frozenset({file_reads.NAME, stale_reads.NAME, working_outputs.NAME})
 SNIPPET_CHARS = 140
 
-MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    (
-        "decision",
-        re.compile(
-            r"(?i)\b(?:I'll use|I will use|we'll use|we will use|let's use|I(?:'ve)? decided|we(?:'ve)? decided|"
-            r"decided to|going with|we chose|I chose|switch(?:ing)? to)\b|我决定|我们决定|决定(?:使用|用|采用)|改用|采用"
-        ),
-        ("ll use", "let's use", "decided", "going with", "chose", "switch", "决定", "改用", "采用"),
-    ),
-    (
-        "constraint",
-        re.compile(
-            r"(?i)\b(?:we|you|I) (?:must|should) (?:not|never)\b|\bmust not\b|\bmustn't\b|\bnever (?:use|commit|"
-            r"call|edit|change|touch|push)\b|\bdo not (?:use|commit|change|touch|edit)\b|\balways (?:use|run)\b|"
-            r"不能|不要|禁止|不得|务必|必须"
-        ),
-        ("must", "should", "never", "do not", "always", "不能", "不要", "禁止", "不得", "务必", "必须"),
-    ),
-    (
-        "fix",
-        re.compile(
-            r"(?i)\b(?:fixed by|the fix (?:is|was)|root cause (?:is|was)|fixed (?:it|this|the \w+) (?:by|with)|"
-            r"resolved by|the problem was)\b|修复了|修复方法|根本原因|问题在于|解决了"
-        ),
-        ("fixed ", "the fix ", "root cause", "resolved by", "problem was", "修复", "根本原因", "问题在于", "解决了"),
-    ),
-)
-"""Per kind: its pattern, and anchors of which every match, folded, contains one."""
 SENTENCE = re.compile(r"[^.!?。！？\n]*[.!?。！？\n]?")
 
 
@@ -89,7 +62,7 @@ def detect_memories(text: str) -> tuple[Detection, ...]:
     found = []
     folded = fold(text)
     lines: list[str] | None = None
-    for kind, pattern, anchors in MEMORY_PATTERNS:
+    for kind, pattern, anchors in NUDGE_PATTERNS:
         present = [anchor for anchor in anchors if anchor in folded]
         if not present:
             continue
@@ -220,12 +193,12 @@ def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
     reads = []
     for index, part in replaced.items():
         by = ((part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
-        source = file_reads.read_source(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
+        source = shows(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
         if source is not None:
             reads.append(source[0])
     return Signals(
         tuple(message_memories(message)),
-        tuple(path for part in message["parts"] for path in edited_by(part)),
+        tuple(path for part in message["parts"] for path in touches(part).changed),
         tuple(reads),
     )
 

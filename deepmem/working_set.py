@@ -24,9 +24,9 @@ import re
 
 import orjson
 
-from deepmem.compressors.commands import file_name, same_file
-from deepmem.compressors.file_reads import is_read, read_source
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls.paths import file_name, same_file
+from deepmem.toolcalls.touches import FILE_TOOLS, shows
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -37,7 +37,7 @@ VENDORED = re.compile(
 FILE_TOKENS = 2_000
 """A file's views stay in the working set while they fit in this many tokens together
 (`working_outputs.WHOLE_TOKENS`: as much as one output keeps whole)."""
-UNREPEATED_TOOLS = frozenset({"edit", "write", "todowrite"})
+UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""
@@ -50,9 +50,9 @@ def is_vendored(path: str) -> bool:
 
 def read_view(part: Part) -> tuple[str, int] | None:
     """(file, first line shown) of a completed read: the `read` tool's or a shell read command's."""
-    if (part.get("state") or {}).get("status") != "completed" or not is_read(part):
+    if (part.get("state") or {}).get("status") != "completed":
         return None
-    return read_source(part)
+    return shows(part)
 
 
 def input_signature(part: Part) -> str | None:

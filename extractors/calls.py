@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from deepmem.history import is_user_typed
+from deepmem.toolcalls.shell import first_program
 from deepmem.types import Message
 
 RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
@@ -108,17 +109,6 @@ def exit_code(state: dict[str, Any], output: str) -> int | None:
         return metadata["exit"]
     match = RETURNCODE.search(output, 0, 200)
     return int(match.group(1)) if match else None
-
-
-def first_program(command: str) -> str:
-    """The program a shell command starts with, past `cd …&&`, env assignments and sudo."""
-    for segment in re.split(r"&&|\|\||;|\n", command):
-        words = segment.split()
-        while words and ("=" in words[0] and not words[0].startswith("=") or words[0] in ("sudo", "time", "env")):
-            words = words[1:]
-        if words and words[0] != "cd":
-            return posixpath.basename(words[0])
-    return ""
 
 
 def unwrap_output(output: str) -> str:

@@ -1,5 +1,5 @@
-"""Files modified: edit/write/patch tools, patch parts, and shell commands that write,
-move or delete files."""
+"""Files modified: every file the session's tool calls changed (`deepmem.toolcalls.touches`),
+as a path inside the project, with how and when."""
 
 from __future__ import annotations
 
@@ -7,13 +7,8 @@ import posixpath
 
 import msgspec
 
-from deepmem.extractors.calls import Timeline, ToolCall
-from deepmem.extractors.patches import patch_targets
-from deepmem.extractors.shell import command_writes
-
-PATH_TOOLS = frozenset({"edit", "write", "multiedit"})
-PATCH_TOOLS = frozenset({"patch", "apply_patch"})
-SHELL_TOOLS = frozenset({"bash", "shell"})
+from deepmem.extractors.calls import Timeline
+from deepmem.toolcalls.touches import call_touches
 
 
 class FileChange(msgspec.Struct):
@@ -29,28 +24,15 @@ class FileChange(msgspec.Struct):
 def files_modified(timeline: Timeline) -> list[FileChange]:
     """Every file the session's tool calls changed, in order of first change."""
     changes: dict[str, FileChange] = {}
-    scripts: dict[str, str] = {}
+    known: dict[str, str] = {}
     for call in timeline.calls:
         if call.status == "error":
             continue
-        for path, action in call_writes(call, scripts):
-            _record(changes, project_path(path, call.cwd, timeline.root), action, call.step)
+        touched = call_touches(call.tool, call.input, known)
+        known.update(touched.texts)
+        for change in touched.changes:
+            _record(changes, project_path(change.path, call.cwd, timeline.root), change.action, call.step)
     return list(changes.values())
-
-
-def call_writes(call: ToolCall, scripts: dict[str, str]) -> list[tuple[str, str]]:
-    """(path, action) pairs one tool call changed; paths as the call named them."""
-    inputs = call.input
-    if call.tool in PATH_TOOLS and isinstance(inputs.get("filePath"), str):
-        if call.tool == "write" and isinstance(inputs.get("content"), str):
-            scripts[posixpath.normpath(inputs["filePath"])] = inputs["content"]
-        return [(inputs["filePath"], "written" if call.tool == "write" else "edited")]
-    if call.tool in PATCH_TOOLS:
-        text = inputs.get("patchText") or inputs.get("patch") or ""
-        return patch_targets(text) if isinstance(text, str) else []
-    if call.tool in SHELL_TOOLS and call.command:
-        return [(posixpath.join(base, path), action) for path, action, base in command_writes(call.command, scripts)]
-    return []
 
 
 def project_path(path: str, cwd: str, root: str) -> str:

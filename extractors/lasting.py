@@ -18,11 +18,10 @@ from collections import Counter
 import msgspec
 
 from deepmem.extractors.calls import Timeline, ToolCall
-from deepmem.extractors.constraints import ASSISTANT_CONSTRAINT, USER_CONSTRAINT
-from deepmem.extractors.decisions import DECISION
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.statements import sentences
-from deepmem.nudges import MEMORY_PATTERNS
+from deepmem.phrasing import ASSISTANT_CONSTRAINT, DECISION, NUDGE_PATTERNS, USER_CONSTRAINT
+from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 
 PASTED = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>.*?</\1>|^[ \t]*>.*$", re.S | re.M)
 """Tagged blocks (a pasted issue, task instructions) and `>` quote lines."""
@@ -69,7 +68,7 @@ GENERIC = frozenset(
 """Words too common to say that a later call acted on a statement."""
 NUDGE_TYPES = {"decision": "decision", "constraint": "constraint", "fix": "gotcha"}
 """What the memory nudge's detections become: the same sentences the model is reminded to store."""
-ACTING_TOOLS = frozenset({"bash", "edit", "write", "patch", "apply_patch", "multiedit"})
+ACTING_TOOLS = SHELL_TOOLS | FILE_TOOLS
 
 
 class Candidate(msgspec.Struct, frozen=True):
@@ -98,7 +97,7 @@ def _kind(sentence: str, role: str) -> str | None:
     constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT
     if constraint.search(lowered):
         return "constraint"
-    return next((NUDGE_TYPES[kind] for kind, pattern, _ in MEMORY_PATTERNS if pattern.search(sentence)), None)
+    return next((NUDGE_TYPES[kind] for kind, pattern, _ in NUDGE_PATTERNS if pattern.search(sentence)), None)
 
 
 def _firm(sentence: str, role: str, kind: str) -> bool:

@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from deepmem.compressors import REGISTRY, ROUTES, compressors_for
-from deepmem.compressors.commands import by_file_name
 from deepmem.markers import marker_keys
 from deepmem.text.fields import main_text
+from deepmem.toolcalls.paths import by_file_name
 from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
 
 from .conftest import FIXTURES

@@ -13,7 +13,7 @@ from deepmem.extractors.constraints import find_constraints
 from deepmem.extractors.decisions import find_decisions
 from deepmem.extractors.errors import find_errors
 from deepmem.extractors.files import files_modified
-from deepmem.extractors.shell import command_writes
+from deepmem.toolcalls.shell_writes import command_writes
 
 from .conftest import FIXTURES
 
@@ -22,48 +22,53 @@ DEMO = orjson.loads((FIXTURES / "sessions" / "opencode-demo.json").read_bytes())
 
 # Commands quoted from swe-gemini3 sessions (MIT, see fixtures/sessions/LICENSE-swe-gemini3).
 SHELL_CASES = [
-    ("sed -i 's/a/b/' astropy/table/table.py", [("astropy/table/table.py", "written", "")]),
-    ("cd /testbed && sed -i -e 's/x/y/' foo.py bar.py", [("foo.py", "written", "/testbed"), ("bar.py", "written", "/testbed")]),
-    ('echo "AI Assistant" >> AUTHORS', [("AUTHORS", "written", "")]),
+    ("sed -i 's/a/b/' astropy/table/table.py", [("astropy/table/table.py", "written")]),
+    ("cd /testbed && sed -i -e 's/x/y/' foo.py bar.py", [("/testbed/foo.py", "written"), ("/testbed/bar.py", "written")]),
+    ('echo "AI Assistant" >> AUTHORS', [("AUTHORS", "written")]),
     ("sort -o AUTHORS AUTHORS", []),
-    ("cp pylint/utils/utils.py pylint/utils/utils.py.bak", [("pylint/utils/utils.py.bak", "written", "")]),
+    ("cp pylint/utils/utils.py pylint/utils/utils.py.bak", [("pylint/utils/utils.py.bak", "written")]),
     ("mv x.py y.py && rm -rf build tmp.txt 2>&1 | tee log.txt", [
-        ("y.py", "written", ""), ("x.py", "deleted", ""), ("build", "deleted", ""),
-        ("tmp.txt", "deleted", ""), ("log.txt", "written", ""),
+        ("y.py", "written"), ("x.py", "deleted"), ("build", "deleted"),
+        ("tmp.txt", "deleted"), ("log.txt", "written"),
     ]),
     ("sed -n '110,180p' sphinx/domains/python.py > parse_annotation.py\ncat parse_annotation.py",
-     [("parse_annotation.py", "written", "")]),
-    ("ln -s ../real_dir reproduce_issue/test_root/symlink_dir", [("reproduce_issue/test_root/symlink_dir", "created", "")]),
+     [("parse_annotation.py", "written")]),
+    ("ln -s ../real_dir reproduce_issue/test_root/symlink_dir", [("reproduce_issue/test_root/symlink_dir", "created")]),
     ("python3 - <<'EOF'\np = 'django/db/models/query.py'\ns = open(p).read()\nwith open(p, 'w') as f:\n    f.write(s)\nEOF",
-     [("django/db/models/query.py", "written", "")]),
-    ("""python3 -c "import os; os.symlink('.', 'symlink_dir')" """, [("symlink_dir", "written", "")]),
+     [("django/db/models/query.py", "written")]),
+    ("""python3 -c "import os; os.symlink('.', 'symlink_dir')" """, [("symlink_dir", "written")]),
     ("git apply <<'EOF'\ndiff --git a/q/r.py b/q/r.py\n--- a/q/r.py\n+++ b/q/r.py\n@@ -1 +1 @@\n-a\n+b\nEOF",
-     [("q/r.py", "edited", "")]),
+     [("q/r.py", "edited")]),
     ("grep -rn foo x.py > /dev/null 2>&1", []),
     ("sed -i '1677,1679c\\        # Don\\'t show the docstring' sphinx/ext/autodoc/__init__.py", []),
 ]
 
 
+def written(command: str, scripts: dict[str, str]) -> list[tuple[str, str]]:
+    """(path, action) of the files a command changes."""
+    return [(change.path, change.action) for change in command_writes(command, scripts)]
+
+
 @pytest.mark.parametrize(("command", "expected"), SHELL_CASES)
-def test_shell_writes(command: str, expected: list[tuple[str, str, str]]) -> None:
+def test_shell_writes(command: str, expected: list[tuple[str, str]]) -> None:
     """Redirects, sed -i, cp, mv, rm, tee, ln, Python heredocs and git apply name their files."""
-    assert command_writes(command, {}) == expected
+    assert written(command, {}) == expected
 
 
 def test_scripts_written_earlier_are_followed() -> None:
     """A shell script or Python file written by a heredoc is followed when it runs later."""
     scripts: dict[str, str] = {}
-    written = command_writes(
+    first = written(
         "cat <<'EOF' > reproduce_issue_isolated.sh\n#!/bin/bash\nmkdir -p reproduction\ncd reproduction\n"
         "echo 'assert False' > foobar/__init__.py\nEOF\nchmod +x reproduce_issue_isolated.sh",
         scripts,
     )
-    assert written == [("reproduce_issue_isolated.sh", "written", "")]
-    assert command_writes("./reproduce_issue_isolated.sh", scripts) == [("reproduction/foobar/__init__.py", "written", "")]
+    assert first == [("reproduce_issue_isolated.sh", "written")]
+    assert written("./reproduce_issue_isolated.sh", scripts) == [("reproduction/foobar/__init__.py", "written")]
     command_writes("cat <<'EOF' > patch.py\nwith open('a/b.py', 'w') as f:\n    f.write('x')\nEOF", scripts)
-    assert command_writes("python3 patch.py", scripts) == [("a/b.py", "written", "")]
+    assert written("python3 patch.py", scripts) == [("a/b.py", "written")]
     command_writes("cat > fix.diff <<'EOF'\n--- a/k.py\n+++ b/k.py\n@@ -1 +1 @@\n-a\n+b\nEOF", scripts)
-    assert command_writes("patch -p1 < fix.diff", scripts) == [("k.py", "edited", "")]
+    assert written("patch -p1 < fix.diff", scripts) == [("k.py", "edited")]
 
 
 def final_diff_files(messages: list[dict]) -> set[str]:

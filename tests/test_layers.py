@@ -4,17 +4,16 @@ Lowest first; a module may import its own group and any group of a lower layer:
 
 | layer | group | modules |
 |---|---|---|
-| 0 | core | every `deepmem.*` module not named below: `types`, `config`, `disk`, `lru`, `history`, `ccr`, `text/`, … |
-| 1 | compressors | `deepmem.compressors` |
+| 0 | core | every `deepmem.*` module not named below: `types`, `config`, `disk`, `lru`, `history`, `ccr`, `text/`, `toolcalls/`, `phrasing`, … |
+| 1 | compressors, extractors | `deepmem.compressors`; `deepmem.extractors` (two groups: neither imports the other) |
 | 2 | transform | `facts`, `working_set`, `nudges`, `pipeline` |
-| 3 | extractors | `deepmem.extractors` |
-| 4 | memory | `deepmem.memory` |
-| 5 | checkpoints, audit | `deepmem.checkpoints`; `deepmem.audit` (two groups: neither imports the other) |
-| 6 | bridge | `deepmem.bridge` |
-| 7 | cli | `deepmem.cli`, `deepmem.commands`, `deepmem.__main__` |
+| 3 | memory | `deepmem.memory` |
+| 4 | checkpoints, audit | `deepmem.checkpoints`; `deepmem.audit` |
+| 5 | bridge | `deepmem.bridge` |
+| 6 | cli | `deepmem.cli`, `deepmem.commands`, `deepmem.__main__` |
 
-The extractors sit above the transform: the memory candidates of a checkpoint are the
-sentences the memory nudge detects (`nudges.MEMORY_PATTERNS`). Imports are read from the
+What a tool call touches (`toolcalls/`) and how decisions are phrased (`phrasing`) are
+core: compressors, extractors and the transform all ask them. Imports are read from the
 source (AST), `if TYPE_CHECKING:` blocks and imports inside functions included; the
 bridge's lazy features (`importlib` by module name) are not imports and are not checked.
 The same table is in the README's layout section.
@@ -36,9 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
-    ("compressors",),
+    ("compressors", "extractors"),
     ("transform",),
-    ("extractors",),
     ("memory",),
     ("checkpoints", "audit"),
     ("bridge",),
@@ -155,9 +153,8 @@ def test_no_import_cycles() -> None:
 
 def test_every_module_of_the_compressors_package_is_a_compressor() -> None:
     """Each module of `deepmem.compressors` is a compressor a route names, its NAME its module
-    name (text helpers live in `deepmem.text`); `commands`, the shell classifier, is the one
-    other module."""
+    name (text helpers live in `deepmem.text`, the shell parser in `deepmem.toolcalls`)."""
     names = {info.name for info in pkgutil.iter_modules(compressors.__path__)}
-    assert names - set(compressors.REGISTRY) <= {"commands"}
+    assert names == set(compressors.REGISTRY)
     for name, module in compressors.REGISTRY.items():
         assert module.NAME == name and callable(module.compress), name

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from deepmem import nudges
 from deepmem.ccr import CCRStore
+from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.types import Settings
@@ -41,7 +42,7 @@ def test_plain_text_is_not_detected() -> None:
 def whole_text_detections(text: str) -> tuple[nudges.Detection, ...]:
     """Every pattern over the whole text, sentence found around each match (the plain way)."""
     found = []
-    for kind, pattern, _ in nudges.MEMORY_PATTERNS:
+    for kind, pattern, _ in NUDGE_PATTERNS:
         for match in pattern.finditer(text):
             start = max(text.rfind(mark, 0, match.start()) for mark in (".", "\n", "。")) + 1
             sentence = nudges.SENTENCE.match(text, start)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepmem.compressors import prose
+from deepmem.phrasing import KEY_SENTENCE, KEY_SENTENCE_ANCHORS
 from deepmem.text.patterns import (
     DEFINITION,
     ERROR_LINE,
@@ -66,6 +66,6 @@ def test_lines_matching_equals_a_plain_scan(text_lines: list[str]) -> None:
 
 @given(st.lists(st.sampled_from(SENTENCE_PIECES), max_size=12).map("".join))
 def test_every_decision_holds_an_anchor(text: str) -> None:
-    """A paragraph without any of the anchors holds no DECISION match."""
-    if prose.DECISION.search(text):
-        assert any(anchor in fold(text) for anchor in prose.DECISION_ANCHORS)
+    """A paragraph without any of the anchors holds no KEY_SENTENCE match."""
+    if KEY_SENTENCE.search(text):
+        assert any(anchor in fold(text) for anchor in KEY_SENTENCE_ANCHORS)

@@ -21,8 +21,9 @@ import xxhash
 from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
 from deepmem.disk import atomic_write
-from deepmem.extractors.calls import build_timeline, first_program
+from deepmem.extractors.calls import build_timeline
 from deepmem.redact import redactor_for
+from deepmem.toolcalls.shell import first_program
 
 SEQUENCE = 3
 MIN_SESSIONS = 3

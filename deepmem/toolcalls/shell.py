@@ -1,0 +1,150 @@
+"""The shell parser: a command's lines, heredocs, simple commands, words and programs.
+
+Two readings of one command, from the same rules:
+
+- the quick reading of its main pipeline (the last `&&`/`;` segment of its first line),
+  split into words by a lenient pattern with no expansion, says whether a command is a
+  file read, a search or anything else (`command_kind`, `read_target`); it never fails;
+- the full reading (`heredoc_lines`, `simple_commands`) follows every line with shell
+  quoting, joins heredoc bodies to the line that opens them, and splits at `&&`, `||`,
+  `;` and pipes; `deepmem.toolcalls.shell_writes` reads what each simple command changes.
+
+Both find a simple command's program past the same prefixes (`strip_prefixes`): `NAME=value`
+assignments, `sudo`, `env`, `time`, `nohup`, `command`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterator
+from functools import lru_cache
+
+READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
+SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack", "find", "ls", "tree", "locate", "fd"})
+PREFIXES = frozenset({"sudo", "time", "env", "nohup", "command"})
+"""Words that run the next word as the program."""
+ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+SEPARATOR = re.compile(r"&&|\|\||;")
+PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+SED_RANGE = re.compile(r"(\d+)\s*(?:,\s*\d+\s*)?p")
+REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
+WORD = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([^\s'\"]+)")
+CLOSED_QUOTES = re.compile(r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^'"\\])*""", re.S)
+"""A text whose quotes all close (single, double, backslash escapes)."""
+HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
+SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
+
+
+def strip_prefixes(words: list[str]) -> list[str]:
+    """A simple command's words from its program on: `NAME=value` assignments and `sudo`/`env`… skipped."""
+    while words and (words[0] in PREFIXES or ASSIGNMENT.match(words[0])):
+        words = words[1:]
+    return words
+
+
+def program_of(words: list[str]) -> str:
+    """The program a simple command runs, by its base name (`git grep` and `git ls-files` count as `grep`)."""
+    words = strip_prefixes(words)
+    if len(words) > 1 and words[0] == "git" and words[1] in ("grep", "ls-files"):
+        return "grep"
+    return posixpath.basename(words[0]) if words else ""
+
+
+def words(stage: str) -> list[str]:
+    """Shell words of one pipeline stage: quoted strings unquoted, no expansion (fast, lenient)."""
+    return [next(group for group in match.groups() if group is not None) for match in WORD.finditer(stage)]
+
+
+def main_stages(command: str) -> list[str]:
+    """The pipeline stages of the last `&&`/`;` segment of the command's first line."""
+    first_line = command.strip().split("\n", 1)[0]
+    segments = [s.strip() for s in SEPARATOR.split(first_line) if s.strip()]
+    if not segments:
+        return []
+    return [s.strip() for s in PIPE.split(segments[-1]) if s.strip()]
+
+
+def first_program(command: str) -> str:
+    """The program a command starts with, past `cd …&&` and prefixes (`git grep` stays `git`)."""
+    for segment in re.split(r"&&|\|\||;|\n", command):
+        found = strip_prefixes(segment.split())
+        if found and found[0] != "cd":
+            return posixpath.basename(found[0])
+    return ""
+
+
+@lru_cache(maxsize=16_384)
+def command_kind(command: str) -> str:
+    """`read`, `search` or `command`, from the programs of the command's main pipeline."""
+    stages = main_stages(command)
+    if not stages or "<<" in command or REDIRECT.search(stages[-1]):
+        return "command"
+    programs = [program_of(words(stage)) for stage in stages]
+    if any(name in SEARCHERS for name in programs):
+        return "search"
+    first = stages[0]
+    if programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}"):
+        return "read"
+    return "command"
+
+
+@lru_cache(maxsize=16_384)
+def read_target(command: str) -> tuple[str, int] | None:
+    """(path, first line shown) of a `cat`/`nl`/`head`/`sed -n` file read, or None."""
+    stages = main_stages(command)
+    if not stages:
+        return None
+    operands = [t for t in words(stages[0])[1:] if not t.startswith("-") and not SED_RANGE.fullmatch(t)]
+    if not operands:
+        return None
+    ranges = [SED_RANGE.match(t) for stage in stages for t in words(stage) if SED_RANGE.match(t)]
+    return operands[-1], int(ranges[0].group(1)) if ranges else 1
+
+
+def heredoc_lines(command: str) -> Iterator[tuple[str, str | None]]:
+    """Each logical line of a command with the body of the heredoc it opens (or None)."""
+    lines = command.replace("\\\n", " ").split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        while index < len(lines) and not CLOSED_QUOTES.fullmatch(line):
+            line += "\n" + lines[index]
+            index += 1
+        match = HEREDOC.search(line)
+        if not match:
+            yield line, None
+            continue
+        strip_tabs, delimiter = match.group(1) == "-", match.group(3)
+        body: list[str] = []
+        while index < len(lines) and (lines[index].lstrip("\t") if strip_tabs else lines[index]) != delimiter:
+            body.append(lines[index])
+            index += 1
+        index += 1
+        yield line[: match.start()] + line[match.end() :], "\n".join(body) + "\n"
+
+
+def simple_commands(line: str) -> Iterator[list[str]]:
+    """The simple commands of one line, as words, split at `&&`, `||`, `;` and pipes.
+
+    A line whose quotes never close is a shell syntax error: nothing of it runs.
+    """
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return
+
+    found: list[str] = []
+    for token in tokens:
+        if token in SEPARATORS:
+            if found:
+                yield found
+            found = []
+        else:
+            found.append(token)
+    if found:
+        yield found

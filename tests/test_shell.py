@@ -1,0 +1,45 @@
+"""The shell parser: what kind of command a text is, the file a read shows, the program it starts with."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepmem.toolcalls.shell import command_kind, first_program, heredoc_lines, read_target, simple_commands
+
+COMMANDS = [
+    ("cat -n src/a.py", "read", ("src/a.py", 1), "cat"),
+    ("cd /testbed && sed -n '120,160p' django/db/models/query.py", "read", ("django/db/models/query.py", 120), "sed"),
+    ("nl -ba a.py | sed -n '40,60p'", "read", ("a.py", 40), "nl"),
+    ("sudo cat /etc/hosts", "read", ("/etc/hosts", 1), "cat"),
+    ("PYTHONPATH=. head -n 5 a.py", "read", ("a.py", 1), "head"),
+    ("grep -rn 'def foo' src", "search", None, "grep"),
+    ("git grep -n foo", "search", None, "git"),
+    ("cat a.py | grep foo", "search", None, "cat"),
+    ("cat a.py > b.py", "command", None, "cat"),
+    ("cat > f.py <<'EOF'\nx = 1\nEOF", "command", None, "cat"),
+    ("python -m pytest tests/test_a.py -q", "command", None, "python"),
+    ("time env X=1 python t.py", "command", None, "python"),
+]
+
+
+@pytest.mark.parametrize(("command", "kind", "target", "program"), COMMANDS)
+def test_a_command_read_three_ways(command: str, kind: str, target: tuple[str, int] | None, program: str) -> None:
+    """Kind of the main pipeline, the file a read shows (and its first line), the first program."""
+    assert command_kind(command) == kind
+    if kind == "read":
+        assert read_target(command) == target
+    assert first_program(command) == program
+
+
+def test_heredoc_bodies_belong_to_their_line() -> None:
+    """A heredoc's body is data: it comes with the line that opens it, never as commands."""
+    lines = list(heredoc_lines("cat > f.sh <<'EOF'\nrm -rf /\nEOF\nbash f.sh"))
+    assert lines == [("cat > f.sh ", "rm -rf /\n"), ("bash f.sh", None)]
+
+
+def test_simple_commands_split_outside_quotes_only() -> None:
+    """`;`, `&&` and pipes inside quotes stay in their word; a line with an open quote runs nothing."""
+    assert list(simple_commands("sed -i '31d;40d' m.py && echo 'a | b' | tee log")) == [
+        ["sed", "-i", "31d;40d", "m.py"], ["echo", "a | b"], ["tee", "log"],
+    ]
+    assert list(simple_commands("echo 'unclosed")) == []

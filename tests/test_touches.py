@@ -1,0 +1,130 @@
+"""What a tool call touches: one table of OpenCode tool calls and shell commands, and the facts built on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deepmem.compressors import compressors_for
+from deepmem.facts import FactsBuilder
+from deepmem.toolcalls.touches import Touches, touches
+from deepmem.types import Context, Settings
+
+PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File: src/new.py\n+x\n*** Delete File: old.py\n*** End Patch"
+FIX_SCRIPT = "p = 'pkg/core.py'\ns = open(p).read()\nopen(p, 'w').write(s.replace('a', 'b'))\n"
+
+
+def call(tool: str, **inputs: Any) -> dict[str, Any]:
+    """A completed OpenCode tool part."""
+    return {"id": f"prt_{tool}", "type": "tool", "tool": tool, "callID": "c", "state": {"status": "completed", "input": inputs, "output": ""}}
+
+
+def bash(command: str) -> dict[str, Any]:
+    """A completed `bash` part."""
+    return call("bash", command=command, description="d")
+
+
+def summary(touched: Touches) -> dict[str, Any]:
+    """The non-empty fields of a `Touches`, for a readable table."""
+    fields = {
+        "reads": touched.reads,
+        "edits": touched.edits,
+        "creates": touched.creates,
+        "moves": touched.moves,
+        "deletes": touched.deletes,
+        "command": touched.command,
+    }
+    return {name: value for name, value in fields.items() if value}
+
+
+CASES = [
+    (call("read", filePath="/repo/a.py"), {"reads": ("/repo/a.py",)}),
+    (call("edit", filePath="a.py", oldString="x", newString="y"), {"edits": ("a.py",)}),
+    (call("multiedit", filePath="a.py", edits=[]), {"edits": ("a.py",)}),
+    (call("write", filePath="b.py", content="x = 1\n"), {"edits": ("b.py",)}),
+    (call("apply_patch", patchText=PATCH), {"edits": ("src/app.py",), "creates": ("src/new.py",), "deletes": ("old.py",)}),
+    (call("patch", patch="--- a/k.py\n+++ b/k.py\n@@ -1 +1 @@\n-a\n+b\n"), {"edits": ("k.py",)}),
+    (call("grep", pattern="x", path="src"), {}),
+    (call("glob", pattern="**/*.py"), {}),
+    (call("list", path="src"), {}),
+    (call("todowrite", todos=[]), {}),
+    (bash("cat -n src/a.py"), {"reads": ("src/a.py",), "command": "cat -n src/a.py"}),
+    (bash("sed -n '10,20p' a.py"), {"reads": ("a.py",), "command": "sed -n '10,20p' a.py"}),
+    (bash("grep -rn foo src"), {"command": "grep -rn foo src"}),
+    (bash("echo x > out.txt"), {"edits": ("out.txt",), "command": "echo x > out.txt"}),
+    (bash("echo x >> log.txt 2>&1"), {"edits": ("log.txt",), "command": "echo x >> log.txt 2>&1"}),
+    (bash("sed -i '31d;40d' m.py"), {"edits": ("m.py",), "command": "sed -i '31d;40d' m.py"}),
+    (bash("cd /repo && sed -i 's/a > 0/b/' m.py"), {"edits": ("/repo/m.py",), "command": "cd /repo && sed -i 's/a > 0/b/' m.py"}),
+    (bash("mv a.py b.py"), {"edits": ("b.py",), "moves": (("a.py", "b.py"),), "deletes": ("a.py",), "command": "mv a.py b.py"}),
+    (bash("git mv a.py b.py"), {"edits": ("b.py",), "moves": (("a.py", "b.py"),), "deletes": ("a.py",), "command": "git mv a.py b.py"}),
+    (bash("rm -f a.py b.py"), {"deletes": ("a.py", "b.py"), "command": "rm -f a.py b.py"}),
+    (bash("git rm --cached a.py"), {"command": "git rm --cached a.py"}),
+    (bash("cp a.py a.py.bak"), {"edits": ("a.py.bak",), "command": "cp a.py a.py.bak"}),
+    (bash("python t.py | tee out.log"), {"edits": ("out.log",), "command": "python t.py | tee out.log"}),
+    (bash("touch new.py"), {"creates": ("new.py",), "command": "touch new.py"}),
+    (bash("cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"), {"edits": ("f.py",), "command": "cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"}),
+    (bash(f"python - <<'EOF'\n{FIX_SCRIPT}EOF"), {"edits": ("pkg/core.py",), "command": f"python - <<'EOF'\n{FIX_SCRIPT}EOF"}),
+    (bash(f"cat <<'EOF' > fix.py\n{FIX_SCRIPT}EOF\npython fix.py"), {
+        "edits": ("fix.py", "pkg/core.py"), "command": f"cat <<'EOF' > fix.py\n{FIX_SCRIPT}EOF\npython fix.py",
+    }),
+]
+
+
+@pytest.mark.parametrize(("part", "expected"), CASES, ids=[str(i) for i in range(len(CASES))])
+def test_what_a_call_touches(part: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Each OpenCode tool and each way a shell command writes names the files it shows and changes."""
+    assert summary(touches(part)) == expected
+
+
+def test_a_read_shows_its_first_line() -> None:
+    """A `read` with an offset and a `sed -n` range start at their first line."""
+    assert touches(call("read", filePath="a.py", offset=40)).first_line == 40
+    assert touches(bash("sed -n '10,20p' a.py")).first_line == 10
+
+
+def test_a_script_written_earlier_is_followed_through_known_texts() -> None:
+    """`python fix.py` changes what the script written by an earlier call changes."""
+    written = touches(call("write", filePath="fix.py", content=FIX_SCRIPT))
+    assert written.texts == (("fix.py", FIX_SCRIPT),)
+    assert touches(bash("python fix.py")).changed == ()
+    assert touches(bash("python fix.py"), dict(written.texts)).changed == ("pkg/core.py",)
+
+
+def facts_of(*parts: dict[str, Any]) -> dict[str, int]:
+    """Edited file → step, with one assistant message per part."""
+    builder = FactsBuilder()
+    for index, part in enumerate(parts):
+        builder.add({"info": {"role": "assistant", "id": f"m{index}"}, "parts": [part]})
+    return {path: step for group in builder.snapshot().edit_steps.values() for path, step in group}
+
+
+def test_a_read_then_an_apply_patch_of_the_file_is_an_edit() -> None:
+    """An `apply_patch` edits the files its patch names, so an earlier read of one goes stale."""
+    assert facts_of(call("read", filePath="src/app.py"), call("apply_patch", patchText=PATCH)) == {
+        "src/app.py": 2, "src/new.py": 2, "old.py": 2,
+    }
+
+
+def test_a_move_edits_both_files() -> None:
+    """`mv a.py b.py` changes both a.py (gone) and b.py (replaced)."""
+    assert facts_of(bash("cat a.py"), bash("mv a.py b.py")) == {"b.py": 2, "a.py": 2}
+
+
+def test_a_script_the_session_wrote_edits_what_it_writes() -> None:
+    """A heredoc script run later (`python3 fix.py`) edits the file it opens for writing."""
+    assert facts_of(call("write", filePath="fix.py", content=FIX_SCRIPT), bash("python3 fix.py")) == {
+        "fix.py": 1, "pkg/core.py": 2,
+    }
+
+
+def test_a_read_before_an_apply_patch_of_its_file_is_marked_stale() -> None:
+    """The read compressors route a read of a file that a later `apply_patch` changed to `stale_reads`
+    (a vendored file: the latest read of a project file stays in the working set, edited or not)."""
+    read = call("read", filePath="/repo/vendor/app.py")
+    patch = PATCH.replace("src/app.py", "vendor/app.py")
+    builder = FactsBuilder()
+    for index, part in enumerate((read, call("apply_patch", patchText=patch))):
+        builder.add({"info": {"role": "assistant", "id": f"m{index}"}, "parts": [part]})
+    context = Context(age=1, step=1, tier="low", settings=Settings(), facts=builder.snapshot())
+    assert compressors_for(read, context) == ("system_blocks", "stale_reads", "long_inputs")
