@@ -120,7 +120,6 @@ function createEngine(directory, settings, clock) {
   const engine = {
     directory,
     settings,
-    clock,
     manifest: null, // what the engine offers (tools, commands), from its hello reply
     proc: null,
     status: "stopped", // starting | ready | mismatch | stopped
@@ -549,7 +548,7 @@ export const DeepmemPlugin = async (input, options) => {
   const engine = engineFor(directory, options?.clock ?? SYSTEM_CLOCK);
   if (!(await engine.usable(engine.settings.startDeadlineMs))) {
     if (engine.status === "starting") {
-      engine.warnOnce(`the engine did not answer within ${engine.settings.startDeadlineMs} ms: off for this session, run \`deepmem doctor\``);
+      engine.warnOnce(`the engine did not answer within ${engine.settings.startDeadlineMs} ms: off for this OpenCode process, run \`deepmem doctor\``);
       engine.stop();
     }
     return {};
