@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
 from deepmem.bridge.protocol import Edit, ProtocolError, Transform, WireMessage, chain_digest
 from deepmem.sessionio import validate_messages
@@ -22,7 +23,7 @@ class SessionState(msgspec.Struct):
     """Per message, the chained digest of the messages up to and including it."""
     parts: dict[str, tuple[str, Part]] = {}
     """Part id → (transport digest, part) for every part of the current history."""
-    held: dict[str, tuple[Any, tuple[str, Any], str]] = {}
+    held: dict[str, tuple[Any, tuple[str, str | UnsetType], str]] = {}
     """Edit key → (its part, (message id, part digest), digest of the whole edit) for every
     edit the plugin holds (it re-applies them every step)."""
     appends: dict[str, Edit] = {}

@@ -253,14 +253,20 @@ test("a version mismatch is reported once and the plugin stays out of the way", 
 });
 
 test("an engine that stops answering is restarted", async () => {
-  const { project } = makeProject();
-  const hello = JSON.stringify({ id: 1, ok: true, version: "0.1.0", protocol: 2, tools: [], commands: [] });
-  const python = fakeEngine(project, `echo start >> "${project}/starts"\nread line\necho '${hello}'\ncat > /dev/null`);
-  const { hooks, clock, module } = await startPlugin({ DEEPMEM_DEADLINE_MS: "50", DEEPMEM_UNRESPONSIVE_MS: "100" }, { python });
-  const starts = () => readFileSync(join(project, "starts"), "utf8").trim().split("\n").length;
+  const { project: scripts } = makeProject();
+  // Answers the handshake (with the request's id), then nothing ever again.
+  const hello = `{"id":%s,"ok":true,"version":"0.1.0","protocol":2,"tools":[],"commands":[]}\\n`;
+  const python = fakeEngine(
+    scripts,
+    `echo start >> "${scripts}/starts"\nread line\nprintf '${hello}' "$(echo "$line" | sed 's/.*"id":\\([0-9]*\\)}$/\\1/')"\ncat > /dev/null`,
+  );
+  const { hooks, clock, module, project } = await startPlugin({ DEEPMEM_DEADLINE_MS: "50", DEEPMEM_UNRESPONSIVE_MS: "100" }, { python });
+  const starts = () => readFileSync(join(scripts, "starts"), "utf8").trim().split("\n").length;
   assert.deepEqual(await lateStep(hooks, clock, messages), messages, "no answer: untouched");
   assert.equal(starts(), 1);
   assert.deepEqual(await transform(hooks, messages), messages, "unresponsive: stopped, restart held by the backoff");
+  assert.deepEqual(await transform(hooks, messages), messages, "still within the backoff");
+  assert.equal(starts(), 1);
   await clock.advance(500);
   // OpenCode may run a plugin's init again; past the backoff it starts a new engine and waits for it.
   const again = await module.DeepmemPlugin({ directory: project }, { clock });
