@@ -1,74 +1,95 @@
-"""Golden outputs of the transform on real OpenCode payloads: exact bytes, diff on mismatch.
+"""Golden edits of the transform on real OpenCode payloads: exact bytes, diff on mismatch.
 
-Regenerate after an intended change with `pytest tests/test_golden.py --update-golden`.
+Each `fixtures/golden/<case>.json` holds one case: a one-line `note` on why it exists, the
+session `fixture` it reads from `fixtures/sessions/`, the `settings` it overrides, the `tier`
+it forces (null: chosen from the history), then what the transform does to that session:
+`edits` (each replaced part, by message and part id, with its replacement) and `appended`
+(the parts added after the last message). A change in the output shows as a readable diff
+of those edits.
+
+Regenerate the edits after an intended change with `pytest tests/test_golden.py
+--update-golden` (note, fixture, settings and tier are kept). To add a case, write a file
+with the first four fields and `"edits": []`, then regenerate.
 """
 
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
+from typing import Any
 
 import msgspec
+import orjson
 import pytest
 
 from deepmem.ccr import CCRStore
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.pipeline import Plan, apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
-from deepmem.types import Settings
+from deepmem.types import Message, Settings
 
 from .conftest import FIXTURES
 
-CASES = {
-    # name: (session fixture, settings overrides, tier or None for auto)
-    "demo-defaults": ("opencode-demo.json", {}, None),
-    "demo-small-tail": ("opencode-demo.json", {"tail_steps": 2, "batch_steps": 2}, None),
-    "transform-high": ("opencode-transform.json", {"tail_steps": 1, "batch_steps": 1}, "high"),
-    "django-defaults": ("django-15499.json", {}, None),
-    "django-medium": ("django-15499.json", {"tail_steps": 2, "batch_steps": 5}, "medium"),
-}
+GOLDEN = FIXTURES / "golden"
+CASES = sorted(path.stem for path in GOLDEN.glob("*.json"))
 
 
-def run_case(name: str) -> bytes:
-    """Compress one case and return the output bytes."""
-    fixture, overrides, tier = CASES[name]
-    session = read_session(str(FIXTURES / "sessions" / fixture))
-    settings = msgspec.structs.replace(Settings(), **overrides)
-    plan = plan_transform(session.messages, settings, tier)
-    session.messages = apply_transform(session.messages, plan)
-    return encode_json(session.to_json())
+class Case(msgspec.Struct):
+    """What a golden file says about its case, besides the edits."""
+
+    note: str
+    fixture: str
+    settings: dict[str, Any]
+    tier: str | None
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def read_case(name: str) -> Case:
+    """The case described by `fixtures/golden/<name>.json`."""
+    return msgspec.convert(orjson.loads((GOLDEN / f"{name}.json").read_bytes()), Case)
+
+
+def plan_case(case: Case) -> tuple[list[Message], Plan, Settings]:
+    """The fixture's messages, the transform's plan for them, and the settings used."""
+    messages = read_session(str(FIXTURES / "sessions" / case.fixture)).messages
+    settings = msgspec.structs.replace(Settings(), **case.settings)
+    return messages, plan_transform(messages, settings, case.tier), settings
+
+
+def golden_bytes(case: Case) -> bytes:
+    """The golden file the current code writes for a case."""
+    _, plan, _ = plan_case(case)
+    edits = [{"message": edit.message_id, "part": edit.part_id, "replacement": edit.part} for edit in plan.edits]
+    return encode_json({**msgspec.to_builtins(case), "edits": edits, "appended": plan.tail_parts})
+
+
+def test_every_case_has_a_note() -> None:
+    """A case without a reason to exist is noise: each golden says why it is there."""
+    assert CASES
+    for name in CASES:
+        assert read_case(name).note.strip(), name
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_golden(name: str, request: pytest.FixtureRequest) -> None:
-    """The transform's output is byte-identical to the committed golden file."""
-    golden = FIXTURES / "golden" / f"{name}.json"
-    actual = run_case(name)
-    if request.config.getoption("--update-golden") or not golden.exists():
-        if not request.config.getoption("--update-golden"):
-            pytest.fail(f"missing golden {golden.name}; run with --update-golden")
-        golden.write_bytes(actual)
+    """The transform's edits are byte-identical to the committed golden file."""
+    path = GOLDEN / f"{name}.json"
+    actual = golden_bytes(read_case(name))
+    if request.config.getoption("--update-golden"):
+        path.write_bytes(actual)
         return
-    expected = golden.read_bytes()
+    expected = path.read_bytes()
     if actual != expected:
         diff = difflib.unified_diff(
-            expected.decode().splitlines(),
-            actual.decode().splitlines(),
-            f"golden/{name}.json",
-            "actual",
-            lineterm="",
-            n=2,
+            expected.decode().splitlines(), actual.decode().splitlines(), f"golden/{name}.json", "actual", lineterm="", n=2
         )
         pytest.fail("golden mismatch (rerun with --update-golden if intended):\n" + "\n".join(list(diff)[:200]))
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_golden_restores_exactly(name: str, tmp_path) -> None:
+@pytest.mark.parametrize("name", CASES)
+def test_golden_restores_exactly(name: str, tmp_path: Path) -> None:
     """Every golden case restores to its input through CCR."""
-    fixture, overrides, tier = CASES[name]
-    session = read_session(str(FIXTURES / "sessions" / fixture))
-    settings = msgspec.structs.replace(Settings(), **overrides)
-    plan = plan_transform(session.messages, settings, tier)
+    messages, plan, settings = plan_case(read_case(name))
     store = CCRStore(tmp_path, settings)
     store.put_all(plan.originals)
-    restored = restore_messages(apply_transform(session.messages, plan), store)
-    assert restored == session.messages
+    restored = restore_messages(apply_transform(messages, plan), store)
+    assert restored == messages

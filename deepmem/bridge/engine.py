@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import orjson
 import xxhash
+from msgspec import UNSET
 
 from deepmem import __version__
 from deepmem.bridge import features
@@ -18,19 +19,32 @@ from deepmem.bridge.protocol import (
     PROTOCOL,
     AnyRequest,
     Command,
+    CommandReply,
     Compacting,
+    CompactingReply,
+    Edit,
     Event,
+    EventReply,
     Expand,
+    ExpandReply,
     Hello,
+    HelloReply,
     ProtocolError,
+    Reply,
     Shutdown,
+    ShutdownReply,
     Stats,
+    StatsReply,
     System,
+    SystemReply,
     Tool,
+    ToolReply,
     Transform,
+    TransformReply,
+    encode,
 )
 from deepmem.bridge.session import SessionState, absorb, forget_held
-from deepmem.bridge.tools import run_tool
+from deepmem.bridge.tools import TOOL_SCHEMAS, run_tool
 from deepmem.ccr import CCRStore
 from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
@@ -84,8 +98,8 @@ class Engine:
         except Exception:  # noqa: BLE001 — a failed warm-up only means a slower first whisper
             log.warning("memory warm-up failed", exc_info=True)
 
-    def handle(self, request: AnyRequest) -> dict[str, Any]:
-        """Answer one decoded request (the reply body without `id`/`ok`)."""
+    def handle(self, request: AnyRequest) -> Reply:
+        """Answer one decoded request (the server fills in the reply's `id`)."""
         match request:
             case Hello(version=version, protocol=protocol):
                 return self.hello(version, protocol)
@@ -98,17 +112,17 @@ class Engine:
             case Event(type=kind, session=session):
                 return self.event(kind, session)
             case Tool(name=name, args=args):
-                return {"output": self.tool(name, args)}
+                return ToolReply(output=self.tool(name, args))
             case Command(command=command, arguments=arguments, session=session):
                 return self.command(command, arguments, session)
             case Expand(key=key, lines=lines):
-                return {"text": self.expand(key, lines)}
+                return ExpandReply(text=self.expand(key, lines))
             case Stats(session=session):
-                return {"sessions": self.stats(session)}
+                return StatsReply(sessions=self.stats(session))
             case Shutdown():
                 self.stopping = True
                 self.save_all_stats()
-                return {}
+                return ShutdownReply()
         raise ProtocolError("unknown_op", f"no handler for {type(request).__name__}")
 
     def session(self, session_id: str) -> SessionState:
@@ -124,22 +138,29 @@ class Engine:
 
     # hello ---------------------------------------------------------------------------
 
-    def hello(self, version: str, protocol: int) -> dict[str, Any]:
-        """Check versions: a mismatch is an error reply the plugin reports once."""
+    def hello(self, version: str, protocol: int) -> HelloReply:
+        """Check versions (a mismatch is an error reply the plugin reports once); name the
+        tools and slash commands the plugin registers."""
         if version != __version__ or protocol != PROTOCOL:
             raise ProtocolError(
                 "version_mismatch",
                 f"plugin {version} (protocol {protocol}) ≠ engine {__version__} (protocol {PROTOCOL}); "
                 "run `deepmem init` again",
             )
-        reply: dict[str, Any] = {"version": __version__, "protocol": PROTOCOL, "pid": os.getpid()}
+        reply = HelloReply(
+            version=__version__,
+            protocol=PROTOCOL,
+            pid=os.getpid(),
+            tools=list(TOOL_SCHEMAS),
+            commands=list(features.slash_commands()),
+        )
         if self.config_problem:
-            reply["warning"] = f"{self.config_problem}; using the default settings"
+            reply.warning = f"{self.config_problem}; using the default settings"
         return reply
 
     # transform -----------------------------------------------------------------------
 
-    def transform(self, request: Transform) -> dict[str, Any]:
+    def transform(self, request: Transform) -> TransformReply:
         """Plan the history, and reply with only the edits the plugin does not hold yet."""
         # OpenCode's compaction transforms a cut-down copy of the history: it gets its own
         # state, so the session's latest messages and held edits stay as they are.
@@ -157,12 +178,12 @@ class Engine:
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
         wanted = {
-            edit.part_id: {
-                "key": edit.part_id,
-                "message": edit.message_id,
-                "d": state.parts[edit.part_id][0] if edit.part_id in state.parts else "",
-                "part": edit.part,
-            }
+            edit.part_id: Edit(
+                key=edit.part_id,
+                message=edit.message_id,
+                d=state.parts[edit.part_id][0] if edit.part_id in state.parts else "",
+                part=edit.part,
+            )
             for edit in plan.edits
         }
         if not request.compaction:
@@ -171,13 +192,9 @@ class Engine:
             wanted.update(self.tail_edits(request.session, plan, messages))
             state.saved = plan_totals(plan)
         edits, drop = diff_held(state, wanted)
-        return {
-            "edits": edits,
-            "drop": drop,
-            "step": plan.layout.step,
-            "boundary": plan.layout.boundary,
-            "tier": plan.tier,
-        }
+        return TransformReply(
+            edits=edits, drop=drop, step=plan.layout.step, boundary=plan.layout.boundary, tier=plan.tier
+        )
 
     def session_settings(self, session_id: str) -> Settings:
         """The settings for one session: the model's context window unless config.toml sets one."""
@@ -212,30 +229,30 @@ class Engine:
         if text:
             part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
             edit = append_edit(session_id, message_id, part)
-            state.appends[edit["key"]] = edit
+            state.appends[edit.key] = edit
 
-    def tail_edits(self, session_id: str, plan: Plan, messages: list[Message]) -> dict[str, dict[str, Any]]:
+    def tail_edits(self, session_id: str, plan: Plan, messages: list[Message]) -> dict[str, Edit]:
         """This step's nudges, appended to the message that is last now (as the CLI does)."""
         if not messages or not plan.tail_parts:
             return {}
         message_id = str(messages[-1]["info"].get("id", ""))
         edits = {}
         for part in plan.tail_parts:
-            edit = {**append_edit(session_id, message_id, dict(part)), "trailing": True}
-            edits[edit["key"]] = edit
+            edit = append_edit(session_id, message_id, dict(part), trailing=True)
+            edits[edit.key] = edit
         return edits
 
     # system, compaction, events ---------------------------------------------------------
 
-    def system(self, system: list[str], session_id: str, context: int = 0) -> dict[str, Any]:
+    def system(self, system: list[str], session_id: str, context: int = 0) -> SystemReply:
         """The session's stable block (frozen at its first step), for the main requests only;
         notes the window of the model that answers them."""
         if not session_id or is_side_request(system):
-            return {"append": []}
+            return SystemReply(append=[])
         if context > 0:
             self.session(session_id).context_window = context
         block = self.stable_block(session_id)
-        return {"append": [block] if block else []}
+        return SystemReply(append=[block] if block else [])
 
     def stable_block(self, session_id: str) -> str:
         """Memory stable block + resume block of a new session, computed once and kept on disk."""
@@ -255,7 +272,7 @@ class Engine:
         prune_folders(path.parent.parent, self.config.limits.sessions_kept, path.parent)
         return state.stable_block
 
-    def compacting(self, session_id: str) -> dict[str, Any]:
+    def compacting(self, session_id: str) -> CompactingReply:
         """Write the checkpoint from the latest history; hand OpenCode its prompt and context."""
         state = self.session(session_id)
         compact = features.feature(features.CHECKPOINTS, "compact")
@@ -263,21 +280,21 @@ class Engine:
         self.save_stats(session_id)
         if result.get("error"):
             log.warning("checkpoint of %s: %s", session_id, result["error"])
-        return {
-            "prompt": result.get("prompt") or None,
-            "context": [str(item) for item in result.get("context") or []],
-            "written": [str(item) for item in result.get("written") or []],
-            "problem": str(result.get("error") or ""),
-        }
+        return CompactingReply(
+            prompt=result.get("prompt") or None,
+            context=[str(item) for item in result.get("context") or []],
+            written=[str(item) for item in result.get("written") or []],
+            problem=str(result.get("error") or ""),
+        )
 
-    def event(self, kind: str, session_id: str) -> dict[str, Any]:
+    def event(self, kind: str, session_id: str) -> EventReply:
         """React to a bus event; `session.idle` may answer a one-time toast."""
         if not session_id:
-            return {}
+            return EventReply()
         if kind == "session.deleted":
             for compaction in (False, True):
                 self.sessions.pop(state_key(session_id, compaction), None)
-            return {}
+            return EventReply()
         state = self.session(session_id)
         if kind == "session.created":
             state.created = True
@@ -285,8 +302,8 @@ class Engine:
             self.save_stats(session_id)
             if not state.toasted and state.saved.get("tokens_before", 0) > state.saved.get("tokens_after", 0):
                 state.toasted = True
-                return {"toast": toast_text(state.saved)}
-        return {}
+                return EventReply(toast=toast_text(state.saved))
+        return EventReply()
 
     # tools, commands, expand, stats -------------------------------------------------------
 
@@ -295,14 +312,14 @@ class Engine:
         with self.memory_lock:
             return run_tool(self.root, name, args, self.expand)
 
-    def command(self, command: str, arguments: str, session_id: str) -> dict[str, Any]:
+    def command(self, command: str, arguments: str, session_id: str) -> CommandReply:
         """Run a slash command's work; the model then gets its one-line result."""
         commands = features.slash_commands()
         run = commands.get(command)
         if run is None:
             raise ProtocolError("not_available", f"/{command} is not available yet")
         messages = self.session(session_id).messages
-        return {"result": str(run(self.root, session_id, messages, arguments))}
+        return CommandReply(result=str(run(self.root, session_id, messages, arguments)))
 
     def expand(self, key: str, lines: str) -> str:
         """An original from CCR, whole or a line range `A-B`."""
@@ -334,13 +351,13 @@ class Engine:
             self.save_stats(session_id)
 
 
-def append_edit(session_id: str, message_id: str, part: dict[str, Any]) -> dict[str, Any]:
-    """An edit that appends a synthetic part at the end of one message."""
+def append_edit(session_id: str, message_id: str, part: dict[str, Any], trailing: bool = False) -> Edit:
+    """An edit that appends a synthetic part at the end of one message (or after it: `trailing`)."""
     part = {"messageID": message_id, "sessionID": session_id, **part}
-    return {"key": f"append:{part.get('id')}", "message": message_id, "append": part}
+    return Edit(key=f"append:{part.get('id')}", message=message_id, append=part, trailing=trailing)
 
 
-def diff_held(state: SessionState, wanted: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def diff_held(state: SessionState, wanted: dict[str, Edit]) -> tuple[list[Edit], list[str]]:
     """Edits the plugin lacks or holds in another version, and keys it must drop.
 
     An edit whose part is the very object held last step (parts come from the pipeline's
@@ -348,11 +365,11 @@ def diff_held(state: SessionState, wanted: dict[str, dict[str, Any]]) -> tuple[l
     """
     edits = []
     for key, edit in wanted.items():
-        content, address = edit.get("part", edit.get("append")), (edit["message"], edit.get("d"))
+        content, address = edit.append if edit.part is UNSET else edit.part, (edit.message, edit.d)
         known = state.held.get(key)
         if known is not None and known[0] is content and known[1] == address:
             continue
-        digest = xxhash.xxh3_64_hexdigest(orjson.dumps(edit))
+        digest = xxhash.xxh3_64_hexdigest(encode(edit))
         if known is None or known[2] != digest:
             edits.append(edit)
         state.held[key] = (content, address, digest)

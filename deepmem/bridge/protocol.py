@@ -1,8 +1,11 @@
-"""The wire: one JSON object per line, requests as a tagged union decoded in one place.
+"""The wire: one JSON object per line, requests and replies as Structs encoded in one place.
 
-A request is `{"id", "op", …}`; a reply is `{"id", "ok": true, …}` or
-`{"id", "error": {"code", "message"}}`. The plugin and the engine must speak the same
-`PROTOCOL` and carry the same deepmem version (checked by the `hello` handshake).
+A request is `{"id", "op", …}`, a tagged union decoded by one decoder; a reply is
+`{"id", "ok": true, …}` or `{"id", "error": {"code", "message"}}`, one Struct per op encoded by
+one encoder. The plugin and the engine must speak the same `PROTOCOL` and carry the same
+deepmem version (checked by the `hello` handshake). The `hello` reply also carries what the
+plugin registers in OpenCode (its tools with their argument schemas, the slash commands it
+answers), so the plugin holds transport only and every policy lives on this side.
 
 Incremental transform: the plugin remembers which messages it sent for a session. It
 sends `keep` (how many leading messages are unchanged since its last request) with the
@@ -18,10 +21,10 @@ import hashlib
 from typing import Any
 
 import msgspec
-import orjson
+from msgspec import UNSET, UnsetType
 
-PROTOCOL = 1
-"""Bumped whenever the wire format changes."""
+PROTOCOL = 2
+"""Bumped whenever the wire format changes (2: `hello` names the tools and commands)."""
 
 
 class WirePart(msgspec.Struct, forbid_unknown_fields=False):
@@ -165,14 +168,155 @@ class RequestError(ProtocolError):
         self.request_id = request_id if isinstance(request_id, int | str) else None
 
 
-def ok_reply(request_id: int | str | None, body: dict[str, Any]) -> bytes:
-    """`{"id", "ok": true, …}` as one line."""
-    return orjson.dumps({"id": request_id, "ok": True, **body}) + b"\n"
+class Reply(msgspec.Struct):
+    """Fields every successful reply starts with; the server sets `id` to the request's."""
+
+    id: int | str | None = None
+    ok: bool = True
 
 
-def error_reply(request_id: int | str | None, code: str, message: str) -> bytes:
-    """`{"id", "error": {"code", "message"}}` as one line."""
-    return orjson.dumps({"id": request_id, "error": {"code": code, "message": message}}) + b"\n"
+class ToolSchema(msgspec.Struct):
+    """One tool the plugin registers: its name, what the model reads about it, its arguments.
+
+    `parameters` is the JSON Schema of an object (`properties`, `required`).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class HelloReply(Reply):
+    """The handshake passed: the engine's versions and what the plugin registers."""
+
+    version: str = ""
+    protocol: int = PROTOCOL
+    pid: int = 0
+    tools: list[ToolSchema] = []
+    commands: list[str] = []
+    """Slash commands answered in `command.execute.before` (without the `/`)."""
+    warning: str | UnsetType = UNSET
+    """Set when config.toml is unusable and the defaults are used."""
+
+
+class Edit(msgspec.Struct, omit_defaults=True):
+    """An edit the plugin holds and re-applies every step, addressed by `key`.
+
+    Either `part` replaces the part `key` of `message` while that part's transport digest
+    is still `d`, or `append` adds a synthetic part to `message` (`trailing`: in a user
+    message of its own after the last one).
+    """
+
+    key: str
+    message: str
+    d: str | UnsetType = UNSET
+    part: dict[str, Any] | UnsetType = UNSET
+    append: dict[str, Any] | UnsetType = UNSET
+    trailing: bool = False
+
+
+class TransformReply(Reply):
+    """The edits the plugin lacks, the keys it must drop, and where the session stands."""
+
+    edits: list[Edit] = []
+    drop: list[str] = []
+    step: int = 0
+    boundary: int = 0
+    tier: str = ""
+
+
+class SystemReply(Reply):
+    """Blocks to append to the system prompt (none for side requests)."""
+
+    append: list[str] = []
+
+
+class CompactingReply(Reply):
+    """OpenCode's summary prompt and context, and the checkpoint files written."""
+
+    prompt: str | None = None
+    context: list[str] = []
+    written: list[str] = []
+    problem: str = ""
+
+
+class EventReply(Reply):
+    """An event was taken in; `toast` is a one-time line for the user."""
+
+    toast: str | UnsetType = UNSET
+
+
+class ToolReply(Reply):
+    """The text the model receives from a tool call."""
+
+    output: str = ""
+
+
+class CommandReply(Reply):
+    """A slash command's one-line result."""
+
+    result: str = ""
+
+
+class ExpandReply(Reply):
+    """An original from CCR."""
+
+    text: str = ""
+
+
+class StatsReply(Reply):
+    """Saved totals per session."""
+
+    sessions: dict[str, dict[str, int]] = {}
+
+
+class ShutdownReply(Reply):
+    """The engine stops after this reply."""
+
+
+class ErrorBody(msgspec.Struct):
+    """What went wrong: a machine-readable code and a line for people."""
+
+    code: str
+    message: str
+
+
+class ErrorReply(msgspec.Struct):
+    """A request that failed; no exception ever crosses the bridge."""
+
+    id: int | str | None
+    error: ErrorBody
+
+
+AnyReply = (
+    HelloReply
+    | TransformReply
+    | SystemReply
+    | CompactingReply
+    | EventReply
+    | ToolReply
+    | CommandReply
+    | ExpandReply
+    | StatsReply
+    | ShutdownReply
+    | ErrorReply
+)
+_encoder = msgspec.json.Encoder()
+
+
+def encode(value: Any) -> bytes:
+    """The one JSON encoding of what the engine sends (replies and their parts)."""
+    return _encoder.encode(value)
+
+
+def encode_reply(reply: AnyReply) -> bytes:
+    """One reply as one line."""
+    return _encoder.encode(reply) + b"\n"
+
+
+def error_reply(request_id: int | str | None, code: str, message: str) -> ErrorReply:
+    """`{"id", "error": {"code", "message"}}`."""
+    return ErrorReply(request_id, ErrorBody(code, message))
 
 
 def chain_digest(previous: str, digest: str) -> str:

@@ -15,7 +15,14 @@ import threading
 from typing import BinaryIO
 
 from deepmem.bridge.engine import Engine
-from deepmem.bridge.protocol import ProtocolError, RequestError, decode_request, error_reply, ok_reply
+from deepmem.bridge.protocol import (
+    AnyReply,
+    ProtocolError,
+    RequestError,
+    decode_request,
+    encode_reply,
+    error_reply,
+)
 from deepmem.config import LimitSettings, fall_back_to_defaults, load_config, memory_dir
 from deepmem.disk import PRIVATE, ensure_gitignore
 from deepmem.redact import Redactor, redactor_for
@@ -82,11 +89,18 @@ def read_line(stream: BinaryIO, limit: int) -> bytes | None:
 
 def answer(engine: Engine, line: bytes) -> bytes:
     """The reply line for one request line; every failure becomes an error reply."""
+    return encode_reply(reply_to(engine, line))
+
+
+def reply_to(engine: Engine, line: bytes) -> AnyReply:
+    """The reply to one request line, with the request's id; every failure becomes an error reply."""
     request_id = None
     try:
         request = decode_request(line)
         request_id = request.id
-        return ok_reply(request_id, engine.handle(request))
+        reply = engine.handle(request)
+        reply.id = request_id
+        return reply
     except RequestError as exc:
         return error_reply(exc.request_id, exc.code, str(exc))
     except ProtocolError as exc:
@@ -118,7 +132,7 @@ def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BY
         try:
             line = read_line(stdin, limit)
         except LineTooLong:
-            reply = error_reply(None, "too_large", f"request line over {limit:,} bytes skipped")
+            reply = encode_reply(error_reply(None, "too_large", f"request line over {limit:,} bytes skipped"))
         else:
             if line is None:
                 break

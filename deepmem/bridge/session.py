@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
-from deepmem.bridge.protocol import ProtocolError, Transform, WireMessage, chain_digest
+from deepmem.bridge.protocol import Edit, ProtocolError, Transform, WireMessage, chain_digest
 from deepmem.sessionio import validate_messages
 from deepmem.types import InputError, Message, Part
 
@@ -22,10 +23,10 @@ class SessionState(msgspec.Struct):
     """Per message, the chained digest of the messages up to and including it."""
     parts: dict[str, tuple[str, Part]] = {}
     """Part id → (transport digest, part) for every part of the current history."""
-    held: dict[str, tuple[Any, tuple[str, str | None], str]] = {}
+    held: dict[str, tuple[Any, tuple[str, str | UnsetType], str]] = {}
     """Edit key → (its part, (message id, part digest), digest of the whole edit) for every
     edit the plugin holds (it re-applies them every step)."""
-    appends: dict[str, dict[str, Any]] = {}
+    appends: dict[str, Edit] = {}
     """Sticky appended parts (the whisper of each user message): edit key → edit."""
     whispered: set[str] = set()
     """User message ids whose whisper was already decided."""

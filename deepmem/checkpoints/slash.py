@@ -3,6 +3,9 @@
 Each takes `(root, session_id, messages, arguments)` and returns one line for the model.
 The CLI builds its `deepmem dream` / `deepmem distill` subcommands on this registry
 (`deepmem.cli.add_slash_parser`); nothing here knows the command line.
+
+The engine's `hello` names these commands to the plugin, so this module loads fast: the
+checkpoint writer and the jobs (and the extractors behind them) are imported on first use.
 """
 
 from __future__ import annotations
@@ -11,8 +14,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from deepmem.checkpoints.api import compact
-from deepmem.checkpoints.schedule import run_job
 from deepmem.types import Message
 
 SlashCommand = Callable[[str | os.PathLike[str], str, list[Message], str], str]
@@ -29,16 +30,22 @@ def describe_checkpoint(result: dict[str, Any]) -> str:
 
 def checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
     """`/checkpoint`: capture the session's current state now."""
+    from deepmem.checkpoints.api import compact  # on first use: see the module docstring
+
     return describe_checkpoint(compact(root, session_id, messages))
 
 
 def dream(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
     """`/dream`: fold notes into MEMORY.md and consolidate it now."""
+    from deepmem.checkpoints.schedule import run_job  # on first use: see the module docstring
+
     return run_job(root, "dream")
 
 
 def distill(root: str | os.PathLike[str], session_id: str, messages: list[Message], arguments: str) -> str:
     """`/distill`: write skill candidates for recurring workflows now."""
+    from deepmem.checkpoints.schedule import run_job  # on first use: see the module docstring
+
     return run_job(root, "distill")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from deepmem import __version__
+from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import add_root
 from deepmem.config import memory_dir
 from deepmem.disk import atomic_write, ensure_gitignore
@@ -22,7 +23,8 @@ from deepmem.types import InputError
 
 PLUGIN_FILE = "deepmem.js"
 SIDECAR_FILE = "deepmem.json"
-COMMAND_NAMES = ("checkpoint", "dream", "distill")
+COMMAND_NAMES = tuple(SLASH_COMMANDS)
+"""Each slash command is installed as `command/<name>.md`, shipped under `plugin/commands/`."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -5,6 +5,15 @@
 //
 // Only plugin functions may be exported from this file (OpenCode skips a plugin file that
 // exports anything else).
+//
+// This file holds transport only. What deepmem offers inside OpenCode (its tools with their
+// descriptions and argument schemas, the slash commands it answers) comes from the engine's
+// `hello` reply. OpenCode reads a plugin's tools once, from the hooks its init returns, so
+// init waits for the handshake, at most `start_deadline_ms` (10 s; an engine that cannot
+// start fails at once). Without a handshake by then (no Python, no deepmem, a version
+// mismatch, an engine too slow to start) the plugin registers nothing for this OpenCode
+// process: compressing without `deep_expand` would leave markers the model cannot follow,
+// and an empty plugin cannot break a session.
 
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -13,8 +22,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const VERSION = "0.1.0";
-const PROTOCOL = 1;
-const COMMANDS = new Set(["checkpoint", "dream", "distill"]);
+const PROTOCOL = 2;
 const FORWARDED_EVENTS = new Set(["session.created", "session.idle", "session.compacted", "session.deleted"]);
 const ENGINES = Symbol.for("deepmem.engines");
 const DIGEST_CACHE_LIMIT = 200000;
@@ -45,9 +53,18 @@ function loadSettings() {
     deadlineMs: number(env.DEEPMEM_DEADLINE_MS ?? sidecar.deadline_ms, 300),
     slowDeadlineMs: number(env.DEEPMEM_SLOW_DEADLINE_MS ?? sidecar.slow_deadline_ms, 15000),
     unresponsiveMs: number(env.DEEPMEM_UNRESPONSIVE_MS ?? sidecar.unresponsive_ms, 30000),
+    startDeadlineMs: number(env.DEEPMEM_START_DEADLINE_MS ?? sidecar.start_deadline_ms, 10000),
     env: { ...env }, // a restarted engine gets the environment the first one had
   };
 }
+
+// Time as the plugin sees it: deadlines, backoff and the unresponsive check all go through
+// one clock, which the tests replace with one they move by hand.
+const SYSTEM_CLOCK = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (timer) => clearTimeout(timer),
+};
 
 // ---------------------------------------------------------------------------------------
 // The child process: Bun.spawn under Bun, child_process.spawn under Node.
@@ -99,10 +116,11 @@ function spawnProcess(cmd, cwd, env, onLine, onExit) {
 // The engine connection: requests with deadlines, late replies still delivered to their
 // callback, restart with backoff when the process dies or stops answering.
 
-function createEngine(directory, settings) {
+function createEngine(directory, settings, clock) {
   const engine = {
     directory,
     settings,
+    manifest: null, // what the engine offers (tools, commands), from its hello reply
     proc: null,
     status: "stopped", // starting | ready | mismatch | stopped
     pending: new Map(),
@@ -140,6 +158,7 @@ function createEngine(directory, settings) {
       if (reply?.ok) {
         engine.status = "ready";
         engine.backoffMs = 500;
+        engine.manifest = { tools: reply.tools ?? [], commands: reply.commands ?? [] };
         if (reply.warning) engine.warnOnce(reply.warning);
       } else if (reply?.error?.code === "version_mismatch") {
         engine.status = "mismatch";
@@ -162,7 +181,7 @@ function createEngine(directory, settings) {
     const proc = engine.proc;
     engine.proc = null;
     if (engine.status !== "mismatch") engine.status = "stopped";
-    engine.nextStartAt = Date.now() + engine.backoffMs;
+    engine.nextStartAt = clock.now() + engine.backoffMs;
     engine.backoffMs = Math.min(engine.backoffMs * 2, 30000);
     for (const entry of engine.pending.values()) entry.finish(null);
     engine.pending.clear();
@@ -195,14 +214,14 @@ function createEngine(directory, settings) {
       if (!engine.proc) return resolve(null);
       const id = engine.nextId++;
       let settled = false;
-      const timer = setTimeout(() => {
+      const timer = clock.setTimeout(() => {
         settled = true;
         resolve(null);
       }, deadlineMs);
       const entry = {
-        sentAt: Date.now(),
+        sentAt: clock.now(),
         finish(reply) {
-          clearTimeout(timer);
+          clock.clearTimeout(timer);
           if (reply && onReply) {
             try {
               onReply(reply);
@@ -225,16 +244,17 @@ function createEngine(directory, settings) {
       }
     });
 
-  // A usable engine, started or restarted when needed; false means "stay out of the way".
-  engine.usable = async () => {
+  // A usable engine, started or restarted when needed (waiting for its handshake at most
+  // `waitMs`); false means "stay out of the way".
+  engine.usable = async (waitMs = settings.deadlineMs) => {
     if (engine.status === "mismatch") return false;
     const oldest = Math.min(...[...engine.pending.values()].map((entry) => entry.sentAt));
-    if (engine.proc && Date.now() - oldest > settings.unresponsiveMs) engine.stop();
+    if (engine.proc && clock.now() - oldest > settings.unresponsiveMs) engine.stop();
     if (!engine.proc) {
-      if (Date.now() < engine.nextStartAt) return false;
+      if (clock.now() < engine.nextStartAt) return false;
       engine.start();
     }
-    return engine.status === "ready" || (await withDeadline(engine.ready, settings.deadlineMs)) === true;
+    return engine.status === "ready" || (await withDeadline(clock, engine.ready, waitMs)) === true;
   };
 
   engine.request = async (body, deadlineMs, onReply) => {
@@ -255,12 +275,12 @@ function createEngine(directory, settings) {
   return engine;
 }
 
-function withDeadline(promise, ms) {
+function withDeadline(clock, promise, ms) {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), ms);
+    const timer = clock.setTimeout(() => resolve(null), ms);
     Promise.resolve(promise).then(
       (value) => {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         resolve(value);
       },
       () => resolve(null),
@@ -268,11 +288,11 @@ function withDeadline(promise, ms) {
   });
 }
 
-function engineFor(directory) {
+function engineFor(directory, clock) {
   globalThis[ENGINES] ??= new Map();
   let engine = globalThis[ENGINES].get(directory);
   if (!engine) {
-    engine = createEngine(directory, loadSettings());
+    engine = createEngine(directory, loadSettings(), clock);
     globalThis[ENGINES].set(directory, engine);
   }
   return engine;
@@ -466,9 +486,33 @@ function oneLine(reply, what) {
   return `deepmem: ${what} failed: ${reply?.error?.message ?? "the engine did not answer in time"}`;
 }
 
-function makeTools(engine, toolApi) {
-  if (!toolApi) return undefined;
-  const z = toolApi.schema;
+// A zod type for one argument of a tool, from the JSON Schema the engine sent.
+function zodType(z, schema) {
+  let type;
+  if (Array.isArray(schema.enum)) type = z.enum(schema.enum);
+  else if (schema.type === "integer") type = z.number().int();
+  else if (schema.type === "number") type = z.number();
+  else if (schema.type === "boolean") type = z.boolean();
+  else type = z.string();
+  if (schema.minimum !== undefined) type = type.min(schema.minimum);
+  if (schema.maximum !== undefined) type = type.max(schema.maximum);
+  return type;
+}
+
+function zodArgs(z, parameters) {
+  const required = new Set(parameters?.required ?? []);
+  const args = {};
+  for (const [name, schema] of Object.entries(parameters?.properties ?? {})) {
+    let type = zodType(z, schema);
+    if (!required.has(name)) type = type.optional();
+    args[name] = schema.description ? type.describe(schema.description) : type;
+  }
+  return args;
+}
+
+// The engine's tools, registered as it describes them; each call is one `tool` request.
+function makeTools(engine, toolApi, schemas) {
+  if (!toolApi || !schemas.length) return undefined;
   const call = async (name, args, context) => {
     const reply = await engine.request(
       { op: "tool", name, args, session: context?.sessionID ?? "" },
@@ -476,43 +520,15 @@ function makeTools(engine, toolApi) {
     );
     return oneLine(reply, name) ?? String(reply.output);
   };
-  return {
-    memory_search: toolApi({
-      description: "Search deepmem's project and global memory (decisions, constraints, gotchas, facts, notes).",
-      args: {
-        query: z.string().describe("what to look for"),
-        k: z.number().int().min(1).max(50).optional().describe("how many hits (default 5)"),
-        scope: z.enum(["all", "project", "global"]).optional().describe("where to search (default all)"),
-      },
-      execute: (args, context) => call("memory_search", args, context),
-    }),
-    memory_store: toolApi({
-      description: "Store a durable memory for later sessions: a decision, constraint, gotcha, fact or note.",
-      args: {
-        text: z.string().describe("the memory, one or two self-contained sentences"),
-        type: z.enum(["decision", "constraint", "gotcha", "fact", "note"]).optional(),
-        scope: z.enum(["project", "global"]).optional().describe("default project"),
-      },
-      execute: (args, context) => call("memory_store", args, context),
-    }),
-    memory_forget: toolApi({
-      description: "Remove a stored memory, by its id or by text that matches it.",
-      args: {
-        target: z.string().describe("memory id or matching text"),
-        scope: z.enum(["project", "global"]).optional(),
-      },
-      execute: (args, context) => call("memory_forget", args, context),
-    }),
-    deep_expand: toolApi({
-      description:
-        "Restore the original text behind a deepmem marker `[… cut · ccr:KEY · deep_expand to restore]`, whole or a line range.",
-      args: {
-        key: z.string().describe("the CCR key from the marker (with or without `ccr:`)"),
-        lines: z.string().optional().describe("only lines A-B, 1-based and inclusive, e.g. `120-180`"),
-      },
-      execute: (args, context) => call("deep_expand", args, context),
-    }),
-  };
+  const tools = {};
+  for (const { name, description, parameters } of schemas) {
+    tools[name] = toolApi({
+      description,
+      args: zodArgs(toolApi.schema, parameters),
+      execute: (args, context) => call(name, args, context),
+    });
+  }
+  return tools;
 }
 
 async function loadToolApi() {
@@ -530,10 +546,19 @@ function contextWindow(model) {
   return Number.isInteger(context) && context > 0 ? context : 0;
 }
 
-export const DeepmemPlugin = async (input) => {
+// `options.clock` replaces the system clock (tests); OpenCode passes no such option.
+export const DeepmemPlugin = async (input, options) => {
   if (process.env.DEEPMEM_DISABLE === "1") return {};
   const directory = input?.directory ?? process.cwd();
-  const engine = engineFor(directory);
+  const engine = engineFor(directory, options?.clock ?? SYSTEM_CLOCK);
+  if (!(await engine.usable(engine.settings.startDeadlineMs))) {
+    if (engine.status === "starting") {
+      engine.warnOnce(`the engine did not answer within ${engine.settings.startDeadlineMs} ms: off for this OpenCode process, run \`deepmem doctor\``);
+      engine.stop();
+    }
+    return {};
+  }
+  const commands = new Set(engine.manifest.commands);
   const compacting = new Set();
   const toasted = new Set();
   const answeredSystem = new Set();
@@ -571,7 +596,7 @@ export const DeepmemPlugin = async (input) => {
       if (Array.isArray(output.context)) output.context.push(...reply.context);
     }),
     "command.execute.before": guarded(async (hookInput, output) => {
-      if (!COMMANDS.has(hookInput?.command) || !Array.isArray(output?.parts)) return;
+      if (!commands.has(hookInput?.command) || !Array.isArray(output?.parts)) return;
       await ensureHistory(engine, input?.client, hookInput.sessionID);
       const reply = await engine.request(
         { op: "command", command: hookInput.command, arguments: hookInput.arguments ?? "", session: hookInput.sessionID },
@@ -596,7 +621,7 @@ export const DeepmemPlugin = async (input) => {
       }
     }),
   };
-  const tools = makeTools(engine, await loadToolApi());
+  const tools = makeTools(engine, await loadToolApi(), engine.manifest.tools);
   if (tools) hooks.tool = tools;
   return hooks;
 };

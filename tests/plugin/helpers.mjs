@@ -1,7 +1,7 @@
 // Shared set-up for the plugin tests: a project folder with the plugin installed the way
 // `deepmem init` installs it, the real engine behind it, and reference outputs from the CLI.
 
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -38,19 +38,63 @@ export function makeProject({ python = PYTHON, linkPackages = true } = {}) {
   return { project, file };
 }
 
-// Start the plugin in a fresh project. `env` applies while the plugin starts (its engine
-// keeps those settings), then the previous environment comes back.
+// A clock that moves only when told: deadlines and backoff fire at `advance`, never on their
+// own, so a test waits for the engine's real answer, or moves time past a deadline, exactly.
+// Like real timers, pending ones keep the process alive (the engine's pipes do not: the
+// plugin unrefs them).
+export function fakeClock() {
+  let now = 0;
+  const timers = new Set();
+  const alive = setInterval(() => {}, 1 << 30);
+  alive.unref();
+  const forget = (timer) => {
+    timers.delete(timer);
+    if (!timers.size) alive.unref();
+  };
+  const clock = {
+    now: () => now,
+    setTimeout(callback, ms) {
+      const timer = { at: now + ms, callback };
+      timers.add(timer);
+      alive.ref();
+      return timer;
+    },
+    clearTimeout: forget,
+    // Let work already under way reach a timer due within `ms` (turns of the event loop, a
+    // bounded number), then move time and fire what is due.
+    async advance(ms) {
+      const due = () => [...timers].some((timer) => timer.at <= now + ms);
+      for (let turn = 0; turn < SETTLE_TURNS && !due(); turn++) await settle();
+      now += ms;
+      for (const timer of [...timers].sort((a, b) => a.at - b.at)) {
+        if (timer.at > now) break;
+        forget(timer);
+        timer.callback();
+      }
+      await settle();
+    },
+  };
+  return clock;
+}
+
+// One turn of the event loop: promises waiting on no timer run on, I/O callbacks come in.
+const settle = () => new Promise((done) => setImmediate(done));
+const SETTLE_TURNS = 20000;
+
+// Start the plugin in a fresh project, on a fake clock. `env` applies while the plugin starts
+// (its engine keeps those settings), then the previous environment comes back.
 export async function startPlugin(env = {}, options = {}) {
   const { project, file } = makeProject(options);
-  const settings = { ...ENGINE_ENV, DEEPMEM_DEADLINE_MS: "20000", DEEPMEM_PYTHON: options.python ?? PYTHON, ...env };
+  const settings = { ...ENGINE_ENV, DEEPMEM_PYTHON: options.python ?? PYTHON, ...env };
   const saved = Object.fromEntries(Object.keys(settings).map((name) => [name, process.env[name]]));
   Object.assign(process.env, settings);
   try {
     const module = await import(pathToFileURL(file).href);
     const toasts = [];
     const client = { tui: { showToast: async ({ body }) => toasts.push(body.message) } };
-    const hooks = await module.DeepmemPlugin({ directory: project, client });
-    return { project, module, hooks, toasts };
+    const clock = options.clock ?? fakeClock();
+    const hooks = await module.DeepmemPlugin({ directory: project, client }, { clock });
+    return { project, module, hooks, toasts, clock };
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -83,14 +127,15 @@ export function enginePid(project) {
   return pids.length ? pids[0] : null;
 }
 
-export const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
-
-// Poll until `check()` is truthy (bounded; a guard against hanging, not a speed check).
-export async function eventually(check, { tries = 200, everyMs = 100 } = {}) {
-  for (let i = 0; i < tries; i++) {
-    const value = await check();
-    if (value) return value;
-    await sleep(everyMs);
-  }
-  return null;
+// The hello reply of a real engine, asked directly on its stdio (what the plugin builds on).
+export async function engineHello(project) {
+  const child = spawn(PYTHON, ["-m", "deepmem", "bridge", "--root", project], { stdio: ["pipe", "pipe", "ignore"] });
+  child.stdin.end(JSON.stringify({ id: 1, op: "hello", version: pluginVersion(), protocol: pluginProtocol() }) + "\n");
+  let output = "";
+  for await (const chunk of child.stdout) output += chunk;
+  return JSON.parse(output.split("\n")[0]);
 }
+
+const pluginConstant = (name) => readFileSync(PLUGIN_SOURCE, "utf8").match(new RegExp(`const ${name} = "?([^";]+)"?;`))[1];
+const pluginVersion = () => pluginConstant("VERSION");
+const pluginProtocol = () => Number(pluginConstant("PROTOCOL"));

@@ -1,19 +1,21 @@
 // The plugin under Node against the real engine: hooks mutate in place, edits are re-applied
-// every step, tools and commands answer, and every failure leaves OpenCode's data untouched.
+// every step, tools and commands are the ones the engine names, and every failure leaves
+// OpenCode's data untouched. The plugin runs on a fake clock: a deadline passes only when a
+// test moves time, so nothing here sleeps or races a timer.
 
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
 import {
   HAS_PLUGIN_PACKAGE,
   cliCompressed,
+  engineHello,
   enginePid,
-  eventually,
+  fakeClock,
   loadMessages,
   makeProject,
-  sleep,
   startPlugin,
   transform,
 } from "./helpers.mjs";
@@ -95,7 +97,9 @@ test("system: a frozen block for the main request, nothing for title or summary 
 });
 
 test("slash commands hand the model a single one-line result", async () => {
-  const { hooks } = await startPlugin();
+  const { hooks, project } = await startPlugin();
+  const { commands } = await engineHello(project);
+  assert.ok(commands.includes("checkpoint"), "the engine names its slash commands");
   await transform(hooks, messages);
   const output = { parts: [{ type: "text", text: "deepmem /checkpoint " }, { type: "file", url: "file:///x" }] };
   await hooks["command.execute.before"]({ command: "checkpoint", sessionID, arguments: "" }, output);
@@ -124,9 +128,30 @@ test("a deleted session is forgotten: its next history is sent in full and compr
   assert.deepEqual(await transform(hooks, messages), expected);
 });
 
-test("tools: deep_expand restores an original, memory tools answer", { skip: !HAS_PLUGIN_PACKAGE && "needs `npm install` of @opencode-ai/plugin into .cache/opencode (done by .ci/run)" }, async () => {
+const NEEDS_PACKAGE = !HAS_PLUGIN_PACKAGE && "needs `npm install` of @opencode-ai/plugin into .cache/opencode (done by .ci/run)";
+
+test("the tools are the ones the engine's hello names, with its descriptions and arguments", { skip: NEEDS_PACKAGE }, async () => {
+  const { hooks, project } = await startPlugin();
+  const hello = await engineHello(project);
+  assert.ok(hello.ok && hello.tools.length, "the engine names its tools");
+  assert.deepEqual(Object.keys(hooks.tool), hello.tools.map((schema) => schema.name));
+  for (const { name, description, parameters } of hello.tools) {
+    const registered = hooks.tool[name];
+    assert.equal(registered.description, description, name);
+    assert.deepEqual(Object.keys(registered.args), Object.keys(parameters.properties), name);
+    for (const [arg, schema] of Object.entries(parameters.properties)) {
+      const type = registered.args[arg];
+      assert.equal(type.isOptional(), !parameters.required.includes(arg), `${name}.${arg} optional`);
+      assert.equal(type.description, schema.description, `${name}.${arg} description`);
+      for (const value of schema.enum ?? []) assert.ok(type.safeParse(value).success, `${name}.${arg} takes ${value}`);
+      if (schema.maximum !== undefined) assert.ok(!type.safeParse(schema.maximum + 1).success, `${name}.${arg} max`);
+    }
+  }
+  assert.ok(!hooks.tool.memory_store.args.type.safeParse("opinion").success, "memory types come from the engine");
+});
+
+test("tools: deep_expand restores an original, memory tools answer", { skip: NEEDS_PACKAGE }, async () => {
   const { hooks } = await startPlugin();
-  assert.deepEqual(Object.keys(hooks.tool).sort(), ["deep_expand", "memory_forget", "memory_search", "memory_store"]);
   const compressed = await transform(hooks, messages);
   const originals = new Map(messages.flatMap((m) => m.parts).map((part) => [part.id, part]));
   const edited = compressed.flatMap((m) => m.parts).find((part) => part.metadata?.deepmem?.part);
@@ -143,31 +168,37 @@ test("tools: deep_expand restores an original, memory tools answer", { skip: !HA
   if (!/not available yet/.test(stored)) assert.match(found, /main branch/);
 });
 
+// One step whose answer misses its deadline (a second, past the default 300 ms; short of
+// the 30 s after which an engine counts as unresponsive).
+async function lateStep(hooks, clock, history) {
+  const step = transform(hooks, history);
+  await clock.advance(1000);
+  return step;
+}
+
 test("a late answer is used at the next step", async () => {
-  const { hooks, project } = await startPlugin({ DEEPMEM_DEADLINE_MS: "1" });
+  const { hooks, project, clock } = await startPlugin();
   const expected = cliCompressed(messages, project);
-  await eventually(() => enginePid(project));
-  const compressed = await eventually(async () => {
-    const seen = await transform(hooks, messages);
-    return JSON.stringify(seen) === JSON.stringify(expected);
-  });
-  assert.ok(compressed, "cached edits reached a later step");
+  assert.deepEqual(await lateStep(hooks, clock, messages), messages, "past its deadline the step goes out untouched");
+  // A request answered after the late one: the engine answers in order, so the late reply is in.
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, { system: ["You are opencode"] });
+  assert.deepEqual(await lateStep(hooks, clock, messages), expected, "the late answer's edits, without waiting");
 });
 
-test("a killed engine: steps go through untouched or compressed, then it restarts", async () => {
-  const { hooks, project } = await startPlugin();
+test("a killed engine: steps go through untouched or compressed, then it restarts after a backoff", async () => {
+  const { hooks, project, clock } = await startPlugin();
   const expected = cliCompressed(messages, project);
   assert.deepEqual(await transform(hooks, messages), expected);
   const first = enginePid(project);
   process.kill(first, "SIGKILL");
-  const restarted = await eventually(async () => {
-    const seen = await transform(hooks, messages);
-    const json = JSON.stringify(seen);
-    assert.ok(json === JSON.stringify(expected) || json === JSON.stringify(messages), "never a partial edit");
-    const pid = enginePid(project);
-    return pid && pid !== first && json === JSON.stringify(expected);
-  });
-  assert.ok(restarted, "a new engine compresses again");
+  // The request in flight ends when the plugin sees the exit; then the backoff holds restarts.
+  assert.deepEqual(await transform(hooks, messages), expected, "cached edits, never a partial edit");
+  assert.deepEqual(await transform(hooks, messages), expected, "within the backoff: cached edits, no engine");
+  assert.equal(enginePid(project), null, "no restart within the backoff");
+  await clock.advance(500);
+  assert.deepEqual(await transform(hooks, messages), expected, "a new engine compresses again");
+  const second = enginePid(project);
+  assert.ok(second && second !== first, "restarted");
 });
 
 function fakeEngine(project, script) {
@@ -177,58 +208,68 @@ function fakeEngine(project, script) {
   return path;
 }
 
-test("an engine that cannot start is reported once and nothing is touched", async () => {
+async function capturingErrors(run) {
   const errors = [];
   const original = console.error;
   console.error = (...args) => errors.push(args.join(" "));
   try {
-    const { hooks } = await startPlugin({}, { python: "/nonexistent/python" });
-    for (let i = 0; i < 3; i++) {
-      assert.deepEqual(await transform(hooks, messages), messages);
-      const system = { system: ["You are opencode"] };
-      await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, system);
-      assert.deepEqual(system.system, ["You are opencode"]);
-      await sleep(600);
-    }
+    return { result: await run(), errors };
   } finally {
     console.error = original;
   }
+}
+
+test("an engine that cannot start is reported once and the plugin registers nothing", async () => {
+  const { result, errors } = await capturingErrors(() => startPlugin({}, { python: "/nonexistent/python" }));
+  assert.deepEqual(result.hooks, {});
   assert.equal(errors.length, 1);
   assert.match(errors[0], /did not start.*deepmem doctor/);
+});
+
+test("an engine too slow to answer its handshake: reported once, registers nothing, is stopped", async () => {
+  const { project } = makeProject();
+  const python = fakeEngine(project, `cat > /dev/null`);
+  const clock = fakeClock();
+  const { result, errors } = await capturingErrors(async () => {
+    const starting = startPlugin({}, { python, clock });
+    await clock.advance(10000);
+    return starting;
+  });
+  assert.deepEqual(result.hooks, {});
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /did not answer within 10000 ms.*deepmem doctor/);
+  assert.equal(enginePid(project), null, "the slow engine was stopped");
 });
 
 test("a version mismatch is reported once and the plugin stays out of the way", async () => {
   const { project } = makeProject();
   const reply = JSON.stringify({ id: 1, error: { code: "version_mismatch", message: "plugin 0.1.0 ≠ engine 9.9.9" } });
   const python = fakeEngine(project, `echo "$0 $*" >> "${project}/starts"\nread line\necho '${reply}'\ncat > /dev/null`);
-  const errors = [];
-  const original = console.error;
-  console.error = (...args) => errors.push(args.join(" "));
-  try {
-    const { hooks } = await startPlugin({}, { python });
-    for (let i = 0; i < 3; i++) {
-      assert.deepEqual(await transform(hooks, messages), messages);
-      await sleep(50);
-    }
-  } finally {
-    console.error = original;
-  }
+  const { result, errors } = await capturingErrors(() => startPlugin({}, { python }));
+  assert.deepEqual(result.hooks, {});
   assert.equal(errors.length, 1);
   assert.match(errors[0], /9\.9\.9/);
+  assert.equal(readFileSync(join(project, "starts"), "utf8").trim().split("\n").length, 1, "never restarted");
 });
 
 test("an engine that stops answering is restarted", async () => {
-  const { project } = makeProject();
-  const hello = JSON.stringify({ id: 1, ok: true, version: "0.1.0", protocol: 1 });
-  const python = fakeEngine(project, `echo start >> "${project}/starts"\nread line\necho '${hello}'\ncat > /dev/null`);
-  const { hooks } = await startPlugin(
-    { DEEPMEM_DEADLINE_MS: "50", DEEPMEM_UNRESPONSIVE_MS: "100" },
-    { python },
+  const { project: scripts } = makeProject();
+  // Answers the handshake (with the request's id), then nothing ever again.
+  const hello = `{"id":%s,"ok":true,"version":"0.1.0","protocol":2,"tools":[],"commands":[]}\\n`;
+  const python = fakeEngine(
+    scripts,
+    `echo start >> "${scripts}/starts"\nread line\nprintf '${hello}' "$(echo "$line" | sed 's/.*"id":\\([0-9]*\\)}$/\\1/')"\ncat > /dev/null`,
   );
-  const restarted = await eventually(async () => {
-    assert.deepEqual(await transform(hooks, messages), messages);
-    const log = join(project, "starts");
-    return existsSync(log) && readFileSync(log, "utf8").trim().split("\n").length >= 2;
-  });
-  assert.ok(restarted, "the unresponsive engine was replaced");
+  const { hooks, clock, module, project } = await startPlugin({ DEEPMEM_DEADLINE_MS: "50", DEEPMEM_UNRESPONSIVE_MS: "100" }, { python });
+  const starts = () => readFileSync(join(scripts, "starts"), "utf8").trim().split("\n").length;
+  assert.deepEqual(await lateStep(hooks, clock, messages), messages, "no answer: untouched");
+  assert.equal(starts(), 1);
+  assert.deepEqual(await transform(hooks, messages), messages, "unresponsive: stopped, restart held by the backoff");
+  assert.deepEqual(await transform(hooks, messages), messages, "still within the backoff");
+  assert.equal(starts(), 1);
+  await clock.advance(500);
+  // OpenCode may run a plugin's init again; past the backoff it starts a new engine and waits for it.
+  const again = await module.DeepmemPlugin({ directory: project }, { clock });
+  assert.ok(again["experimental.chat.messages.transform"], "the new engine answered its handshake");
+  assert.equal(starts(), 2, "the unresponsive engine was replaced");
 });
