@@ -21,6 +21,7 @@ the set soon after it became old is cut at the next jump (`deepmem.pipeline.Froz
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import orjson
 
@@ -43,6 +44,7 @@ PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""
 
 
+@lru_cache(maxsize=4096)
 def is_vendored(path: str) -> bool:
     """True for files under installed or vendored trees, which the agent reads but rarely edits."""
     return VENDORED.search(path) is not None
@@ -78,9 +80,11 @@ class WorkingSetBuilder:
 
     def __init__(self, file_tokens: int = FILE_TOKENS) -> None:
         self.file_tokens = file_tokens
-        self.reads: dict[str, list[tuple[tuple[str, int], str, int]]] = {}
-        """File name → ((path, first line), part id, output tokens) of each live read of a file
-        of that name, oldest first."""
+        self.reads: dict[str, list[tuple[tuple[str, int], str, str]]] = {}
+        """File name → ((path, first line), part id, output) of each live read of a file of
+        that name, oldest first."""
+        self.sizes: dict[str, int] = {}
+        """Part id → estimated tokens of a view's output, for files read more than once."""
         self.named: set[str] = set()
         self.edited: dict[str, set[str]] = {}
         """File name → paths of that name the agent edited or wrote."""
@@ -95,21 +99,33 @@ class WorkingSetBuilder:
         """Note the files a user message or a todo list names."""
         self.named |= named_files(text)
 
-    def add_read(self, source: tuple[str, int], part_id: str, tokens: int) -> None:
+    def add_read(self, source: tuple[str, int], part_id: str, output: str) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
-        for good when it shows the same range, or once the newer views fill `file_tokens`."""
+        for good when it shows the same range, or once the newer views fill `file_tokens`
+        (sizes are estimated only for files read more than once)."""
         path = source[0]
         views = self.reads.setdefault(file_name(path), [])
-        kept, room = [(source, part_id, tokens)], self.file_tokens - tokens
+        kept, room = [(source, part_id, output)], None
         for view in reversed(views):
             if same_file(view[0][0], path):
-                if view[0][1] == source[1] or view[2] > room:
-                    room = room if view[0][1] == source[1] else 0
+                if room is None:
+                    room = self.file_tokens - self.view_tokens(part_id, output)
+                same_range = view[0][1] == source[1]
+                tokens = 0 if same_range else self.view_tokens(view[1], view[2])
+                if same_range or tokens > room:
+                    room = room if same_range else 0
                     self.reread.add(view[1])
                     continue
-                room -= view[2]
+                room -= tokens
             kept.append(view)
         views[:] = kept[::-1]
+
+    def view_tokens(self, part_id: str, output: str) -> int:
+        """Estimated tokens of a view's output, computed once."""
+        tokens = self.sizes.get(part_id)
+        if tokens is None:
+            tokens = self.sizes[part_id] = estimate_tokens(output)
+        return tokens
 
     def add_edit(self, path: str) -> None:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
@@ -124,7 +140,7 @@ class WorkingSetBuilder:
         part_id = str(part.get("id", ""))
         source = read_view(part)
         if source is not None:
-            self.add_read(source, part_id, estimate_tokens(str(state.get("output") or "")))
+            self.add_read(source, part_id, str(state.get("output") or ""))
             self.where[part_id] = message_index
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
