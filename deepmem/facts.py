@@ -69,7 +69,7 @@ class FactsBuilder:
             signature = input_signature(part)
             touched = touches(part, self.texts)
             self.texts.update(touched.texts)
-            self.working.add_part(part, index, signature)
+            self.working.add_part(part, index, signature, touched)
             for path in touched.changed:
                 self.edited[path] = self.step
                 self.working.add_edit(path)

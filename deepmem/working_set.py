@@ -27,7 +27,7 @@ import orjson
 
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
-from deepmem.toolcalls.touches import FILE_TOOLS, shows
+from deepmem.toolcalls.touches import FILE_TOOLS, Touches
 from deepmem.types import Message, Part
 
 VENDORED = re.compile(
@@ -48,13 +48,6 @@ PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 def is_vendored(path: str) -> bool:
     """True for files under installed or vendored trees, which the agent reads but rarely edits."""
     return VENDORED.search(path) is not None
-
-
-def read_view(part: Part) -> tuple[str, int] | None:
-    """(file, first line shown) of a completed read: the `read` tool's or a shell read command's."""
-    if (part.get("state") or {}).get("status") != "completed":
-        return None
-    return shows(part)
 
 
 def input_signature(part: Part) -> str | None:
@@ -131,16 +124,16 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
 
-    def add_part(self, part: Part, message_index: int, signature: str | None) -> None:
-        """Fold one tool part of the message at `message_index` (`signature`: its `input_signature`)."""
+    def add_part(self, part: Part, message_index: int, signature: str | None, touched: Touches) -> None:
+        """Fold one tool part of the message at `message_index` (`signature`: its `input_signature`;
+        `touched`: what the call touches, read once by the facts)."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
             self.add_named(orjson.dumps(inputs).decode())
         part_id = str(part.get("id", ""))
-        source = read_view(part)
-        if source is not None:
-            self.add_read(source, part_id, str(state.get("output") or ""))
+        if touched.reads and state.get("status") == "completed":
+            self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""))
             self.where[part_id] = message_index
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
