@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 
 from deepmem.history import visible_text
-from deepmem.markers import marker_keys
+from deepmem.markers import marker_keys, shown_key
 from deepmem.pipeline import PART_KEY, apply_edits, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.types import Part, Settings, Tier
@@ -69,7 +69,7 @@ def session_outcomes(
     messages = read_session(str(path)).messages
     plan = plan_transform(messages, settings, tier)
     compressed = apply_edits(messages, plan.edits)
-    originals = {original.key: original.text for original in plan.originals}
+    originals = {key: original.text for original in plan.originals for key in (original.key, shown_key(original.key))}
     parts = {part.get("id"): part for message in compressed for part in message["parts"]}
     old = {message["info"]["id"] for message in messages[: plan.layout.first_young]}
     return [

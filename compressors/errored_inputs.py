@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 
+from deepmem.markers import shown_key
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "errored_inputs"
@@ -11,14 +12,14 @@ TOOLS: tuple[str, ...] = ()
 
 
 def compress(part: Part, ctx: Context) -> Result | None:
-    """Swap an errored call's input for `{"purged": "ccr:<key>", "chars": N}` when that is smaller."""
+    """Swap an errored call's input for `{"purged": "ccr:<shown key>", "chars": N}` when that is smaller."""
     state = part.get("state") or {}
     inputs = state.get("input")
     if state.get("status") != "error" or not inputs:
         return None
     text = orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS).decode()
     key = cache_key(text, NAME)
-    purged = {"purged": f"ccr:{key}", "chars": len(text), "restore": "deep_expand"}
+    purged = {"purged": f"ccr:{shown_key(key)}", "chars": len(text), "restore": "deep_expand"}
     if len(orjson.dumps(purged)) >= len(text):
         return None
     return Result(part={**part, "state": {**state, "input": purged}}, originals=(Original(key, text),))

@@ -10,14 +10,19 @@ gives the secret back only to the session that already held it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from deepmem.config import load_settings, memory_dir
 from deepmem.disk import PRIVATE, atomic_write
 from deepmem.lru import LRU
+from deepmem.markers import SHOWN_KEY_CHARS
 from deepmem.redact import redactor_for
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
+
+
+HEX = re.compile(r"[0-9a-f]+")
 
 
 class CCRStore:
@@ -51,9 +56,23 @@ class CCRStore:
             self.put(original.key, original.text)
 
     def get(self, key: str) -> str:
-        """The original stored under key; UnknownKeyError when it is not (or no longer) kept."""
-        key = key.removeprefix("ccr:").strip().lower()
+        """The original stored under key, whole or as a marker shows it; UnknownKeyError when
+        it is not (or no longer) kept."""
+        key = self.resolve(key)
         return self._hot.get(key, lambda: self._read(key))
+
+    def resolve(self, key: str) -> str:
+        """The stored key that a key as written (`ccr:` optional, whole or its first
+        `SHOWN_KEY_CHARS` digits or more) stands for; InputError when several start with it."""
+        key = key.removeprefix("ccr:").strip().lower()
+        if len(key) >= 32 or len(key) < SHOWN_KEY_CHARS or not HEX.fullmatch(key):
+            return key
+        found = {known for known in self._hot.keys() if known.startswith(key)}
+        if self.folder is not None:
+            found.update(path.name for path in (self.folder / key[:2]).glob(f"{key}*"))
+        if len(found) > 1:
+            raise InputError(f"CCR key {key!r} is ambiguous: {len(found)} originals start with it; give more digits")
+        return found.pop() if found else key
 
     def expand(self, key: str, lines: str | None = None) -> str:
         """The original stored under key, whole or only lines `A-B` (see `line_range`)."""
@@ -61,6 +80,7 @@ class CCRStore:
         return line_range(text, lines) if lines else text
 
     def __contains__(self, key: str) -> bool:
+        key = self.resolve(key)
         return key in self._hot or (
             self.folder is not None and len(key) == 32 and self._path(key).exists()
         )

@@ -27,6 +27,10 @@ class LRU:
         """True when key is kept (its place in the order unchanged)."""
         return key in self.entries
 
+    def keys(self) -> list[Any]:
+        """The keys kept, least recently used first (the order unchanged)."""
+        return list(self.entries)
+
     def peek(self, key: Any) -> Any:
         """The cached value for key, or None (its place in the order unchanged)."""
         return self.entries.get(key)

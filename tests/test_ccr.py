@@ -9,8 +9,9 @@ import orjson
 import pytest
 
 from deepmem.ccr import CCRStore
+from deepmem.markers import marker, marker_keys
 from deepmem.sessionio import decode_session, encode_json
-from deepmem.types import Settings, UnknownKeyError, cache_key
+from deepmem.types import InputError, Settings, UnknownKeyError, cache_key
 
 from .conftest import FIXTURES
 
@@ -31,6 +32,27 @@ def test_round_trip_through_disk_across_instances(tmp_path: Path) -> None:
     CCRStore(tmp_path).put(key, text)
     assert CCRStore(tmp_path).get(key) == text
     assert CCRStore(tmp_path).get(f"ccr:{key.upper()}") == text
+
+
+def test_a_marker_key_finds_its_original_in_memory_and_on_disk(tmp_path: Path) -> None:
+    """A marker shows the key's first 16 digits; the store resolves them, from its memory
+    or from the disk of another instance, and refuses a prefix shared by two originals."""
+    text = "the original"
+    key = cache_key(text, "t")
+    store = CCRStore(tmp_path)
+    store.put(key, text)
+    shown = marker(1, 2, "lines", key)
+    assert marker_keys(shown) == [key[:16]] and key not in shown
+    assert store.get(f"ccr:{key[:16]}") == text
+    assert CCRStore(tmp_path).get(key[:16]) == text
+    assert key[:16] in CCRStore(tmp_path)
+    twin = key[:16] + "0" * 16
+    store.put(twin, "another original")
+    with pytest.raises(InputError, match="ambiguous"):
+        CCRStore(tmp_path).get(key[:16])
+    assert CCRStore(tmp_path).get(key[:20]) == text
+    with pytest.raises(UnknownKeyError):
+        store.get("f" * 16)
 
 
 def test_memory_lru_is_bounded() -> None:

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from deepmem.compressors import REGISTRY, ROUTES, compressors_for
-from deepmem.markers import marker_keys
+from deepmem.markers import marker_keys, shown_key
 from deepmem.text.fields import main_text
 from deepmem.toolcalls.paths import by_file_name
 from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
@@ -51,7 +51,7 @@ def tool(tool_name: str, output: str, **inputs: object) -> Part:
 def originals_restore(part: Part, compressed: Part, result) -> None:
     """The compressed text names a key whose original is the text it replaced."""
     keys = marker_keys(main_text(compressed) or json.dumps(compressed["state"]["input"]))
-    stored = {o.key: o.text for o in result.originals}
+    stored = {shown_key(o.key): o.text for o in result.originals}
     assert keys and all(k in stored for k in keys)
     before = main_text(part)
     if before is not None and main_text(compressed) != before:
@@ -213,7 +213,7 @@ def test_prose_keeps_structure_and_decisions() -> None:
     ):
         assert kept in short
     assert "Some filler sentence" not in short
-    assert result.originals[0].text == text and marker_keys(short) == [result.originals[0].key]
+    assert result.originals[0].text == text and marker_keys(short) == [shown_key(result.originals[0].key)]
 
 
 def test_long_inputs_shorten_heredocs_and_edit_strings() -> None:
@@ -257,7 +257,7 @@ def test_errored_call_input_is_purged_to_its_key() -> None:
     assert compressors_for(part, ctx()) == ("errored_inputs", "tool_errors")
     result = REGISTRY["errored_inputs"].compress(part, ctx())
     purged = result.part["state"]["input"]
-    assert purged["purged"] == f"ccr:{result.originals[0].key}"
+    assert purged["purged"] == f"ccr:{shown_key(result.originals[0].key)}"
     assert orjson.loads(result.originals[0].text) == part["state"]["input"]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from tests.e2e.harness import Project
 
-MARKER = re.compile(r"ccr:([0-9a-f]{32}) · deep_expand to restore")
+MARKER = re.compile(r"ccr:([0-9a-f]{16}) · deep_expand to restore")
 STARTED = "engine started in"
 ENGINE_ENV = {
     # Small batches so the boundary moves within a short scripted session, and a deadline
