@@ -1,5 +1,12 @@
-"""Old assistant prose: structure kept (headings, list items, code fences' first lines, paths,
-decisions), other sentences cut; one marker at the end counts what went."""
+"""Old assistant prose: structure kept (headings, list items, code fences, paths, decisions),
+other sentences cut; one marker at the end counts what went.
+
+The code between fences is counted, not kept: its first line is mostly an import or a
+shebang, and code an agent shows in its text is what it then runs or writes, which its
+tool call holds. Besides the paragraphs and items that hold a decision, a message keeps at
+most `ProseBudget.lines` of them: an old message's narration matters less than what it
+decided, and the original is one `deep_expand` away.
+"""
 
 from __future__ import annotations
 
@@ -20,19 +27,20 @@ TOOLS: tuple[str, ...] = ()
 
 
 class ProseBudget(msgspec.Struct, frozen=True):
-    """How much prose survives: key sentences per paragraph, their width, code lines per fence."""
+    """How much prose survives: key sentences per paragraph, their width, and how many
+    items and paragraphs besides those holding a decision."""
 
     min_chars: int
     key_sentences: int
     sentence_chars: int
     item_chars: int
-    code_lines: int
+    lines: int
 
 
 BUDGETS: dict[Tier, ProseBudget] = {
-    "low": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=160, item_chars=160, code_lines=1),
-    "medium": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=130, item_chars=130, code_lines=1),
-    "high": ProseBudget(min_chars=200, key_sentences=1, sentence_chars=100, item_chars=100, code_lines=0),
+    "low": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=160, item_chars=160, lines=6),
+    "medium": ProseBudget(min_chars=240, key_sentences=1, sentence_chars=130, item_chars=130, lines=5),
+    "high": ProseBudget(min_chars=200, key_sentences=1, sentence_chars=100, item_chars=100, lines=4),
 }
 FENCE = re.compile(r"^\s*(```|~~~)")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -61,37 +69,30 @@ def shorten_paragraph(line: str, budget: ProseBudget, first: bool, decisive: boo
 
 
 def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> list[str]:
-    """Walk the lines: fences keep their first lines, headings stay, items and prose shrink."""
+    """Walk the lines: headings and fences stay (the code between fences is counted, not
+    kept); items and paragraphs shrink, at most `budget.lines` of them besides decisive ones."""
     out: list[str] = []
-    fence_left: int | None = None
-    skipped = 0
-    first = True
+    in_fence, code, first, room = False, 0, True, budget.lines
     for index, line in enumerate(lines):
         if FENCE.match(line):
-            if fence_left is None:
-                fence_left = budget.code_lines
-            else:
-                if skipped:
-                    out.append(f"… ({skipped} code lines)")
-                fence_left, skipped = None, 0
+            if code:
+                out.append(f"… ({code} code lines)")
+            in_fence, code = not in_fence, 0
             out.append(line)
-        elif fence_left is not None:
-            if fence_left > 0:
-                out.append(clip_text(line, budget.item_chars))
-                fence_left -= 1
-            else:
-                skipped += 1
+        elif in_fence:
+            code += 1
         elif not line.strip() or HEADER.match(line) or line.startswith("[… "):
             out.append(line)
-        elif LIST_ITEM.match(line):
-            out.append(clip_text(line, budget.item_chars))
-        else:
-            shortened = shorten_paragraph(line, budget, first, index in decisive)
-            first = False
-            if shortened is not None:
-                out.append(shortened)
-    if skipped:
-        out.append(f"… ({skipped} code lines)")
+        elif room > 0 or index in decisive:
+            if LIST_ITEM.match(line):
+                kept: str | None = clip_text(line, budget.item_chars)
+            else:
+                kept, first = shorten_paragraph(line, budget, first, index in decisive), False
+            if kept is not None:
+                out.append(kept)
+                room -= index not in decisive
+    if code:
+        out.append(f"… ({code} code lines)")
     return out
 
 

@@ -193,27 +193,34 @@ def test_skill_output_keeps_frontmatter_rules_and_headers() -> None:
 
 
 def test_prose_keeps_structure_and_decisions() -> None:
-    """Assistant prose: a code fence's first line, paths, decisions and list items stay."""
+    """Assistant prose: fences (their code counted), paths, decisions and list items stay,
+    at most the tier's number of items and paragraphs besides those holding a decision."""
     text = (
         "THOUGHT: I looked at the writer. It has many branches that are not relevant here.\n\n"
         "Some filler sentence about nothing in particular. Another one that adds little.\n\n"
         "```python\ndef write(self, table):\n    cols = list(table.columns)\n    return cols\n```\n\n"
         "- first point of the plan\n- second point\n\n"
         "The root cause is that `astropy/io/ascii/html.py` never applies formats. More words follow.\n"
-    ) * 2
-    part = {"id": "prt_t", "type": "text", "text": text}
+    )
+    items = "".join(f"- step {n} of the long plan\n" for n in range(12))
+    decision = "I decided to keep the old writer and patch only the formats.\n"
+    part = {"id": "prt_t", "type": "text", "text": text + items + decision}
     result = REGISTRY["prose"].compress(part, ctx())
     short = main_text(result.part)
     for kept in (
         "THOUGHT: I looked at the writer.",
         "```python",
-        "def write(self, table):",
+        "… (3 code lines)",
         "- second point",
         "astropy/io/ascii/html.py",
+        "- step 0 of",
+        "I decided to keep the old writer",
     ):
         assert kept in short
-    assert "Some filler sentence" not in short
-    assert result.originals[0].text == text and marker_keys(short) == [shown_key(result.originals[0].key)]
+    for cut in ("Some filler sentence", "def write(self, table):", "- step 11 of"):
+        assert cut not in short
+    assert result.originals[0].text == part["text"]
+    assert marker_keys(short) == [shown_key(result.originals[0].key)]
 
 
 def test_long_inputs_shorten_heredocs_and_edit_strings() -> None:
