@@ -21,7 +21,6 @@ from deepmem.markers import SHOWN_KEY_CHARS
 from deepmem.redact import redactor_for
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
 
-
 HEX = re.compile(r"[0-9a-f]+")
 
 
