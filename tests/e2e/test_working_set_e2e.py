@@ -125,7 +125,7 @@ UPLOADS_AGAIN_OLD = lines_of(UPLOADS, 26, 7)
 
 
 def session_script() -> list[dict]:
-    """About fifty steps: reads of project files, noise, tests, then edits quoting old reads."""
+    """Thirty-nine steps: reads of project files, noise, tests, then edits quoting old reads."""
     return [
         read("app/uploads.py"),
         *NOISE[:3],
