@@ -90,7 +90,8 @@ def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> 
                 kept, first = shorten_paragraph(line, budget, first, index in decisive), False
             if kept is not None:
                 out.append(kept)
-                room -= index not in decisive
+                if index not in decisive:
+                    room -= 1
     if code:
         out.append(f"… ({code} code lines)")
     return out

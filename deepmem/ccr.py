@@ -17,7 +17,7 @@ from pathlib import Path
 from deepmem.config import load_settings, memory_dir
 from deepmem.disk import PRIVATE, atomic_write
 from deepmem.lru import LRU
-from deepmem.markers import SHOWN_KEY_CHARS
+from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
 from deepmem.redact import redactor_for
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
 
@@ -64,7 +64,7 @@ class CCRStore:
         """The stored key that a key as written (`ccr:` optional, whole or its first
         `SHOWN_KEY_CHARS` digits or more) stands for; InputError when several start with it."""
         key = key.removeprefix("ccr:").strip().lower()
-        if len(key) >= 32 or len(key) < SHOWN_KEY_CHARS or not HEX.fullmatch(key):
+        if len(key) >= KEY_CHARS or len(key) < SHOWN_KEY_CHARS or not HEX.fullmatch(key):
             return key
         found = {known for known in self._hot.keys() if known.startswith(key)}
         if self.folder is not None:
@@ -81,12 +81,12 @@ class CCRStore:
     def __contains__(self, key: str) -> bool:
         key = self.resolve(key)
         return key in self._hot or (
-            self.folder is not None and len(key) == 32 and self._path(key).exists()
+            self.folder is not None and len(key) == KEY_CHARS and self._path(key).exists()
         )
 
     def _read(self, key: str) -> str:
         """The original from disk (marked as just used); UnknownKeyError when it is not there."""
-        if self.folder is not None and len(key) == 32:
+        if self.folder is not None and len(key) == KEY_CHARS:
             path = self._path(key)
             try:
                 text = path.read_bytes().decode("utf-8", "surrogatepass")

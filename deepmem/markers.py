@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 
+KEY_CHARS = 32
+"""Hex digits of a whole CCR key (xxh3-128)."""
 SHOWN_KEY_CHARS = 16
-KEY_PATTERN = re.compile(rf"ccr:([0-9a-f]{{{SHOWN_KEY_CHARS},32}})")
+KEY_PATTERN = re.compile(rf"ccr:([0-9a-f]{{{SHOWN_KEY_CHARS},{KEY_CHARS}}})")
 
 
 def shown_key(key: str) -> str:
