@@ -1,11 +1,14 @@
 """Replay corpus sessions step by step and measure what reaches the model.
 
 For each assistant message of each session, the history before it goes through a
-contender (no compression, deepmem, masking baselines, deepmem at other settings); the
-visible context is counted in o200k tokens and compared with the previous step's request.
-Prints tables, writes `bench/results/replay.json` and `bench/results/replay.png`.
+contender (no compression; deepmem scheduled with each price model; deepmem on the old
+fixed schedule; the hindsight-optimal schedule per price model; masking baselines; the
+fixed schedule at other settings); the visible context is counted in o200k tokens and
+compared with the previous step's request, and every meter is priced under each price
+model. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
+and `.png`.
 
-    python -m bench.replay [--sessions N] [--no-grid] [--no-latency]
+    python -m bench.replay [--corpus DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid ''] [--no-latency]
 """
 
 from __future__ import annotations
@@ -17,57 +20,98 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/replay.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import msgspec  # noqa: E402
+
 from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
 from bench.latency import format_latency, measure_latency  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
-from bench.strategies import Deepmem, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
+from bench.strategies import Deepmem, Hindsight, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
 from bench.tokens_o200k import TokenCounter  # noqa: E402
 from deepmem.accounting import Meter, ratios  # noqa: E402
-from deepmem.history import step_indexes  # noqa: E402
+from deepmem.history import message_steps, step_indexes  # noqa: E402
+from deepmem.jumps import request_pauses, request_times  # noqa: E402
+from deepmem.prices import FAMILIES, REPORTED, PriceModel  # noqa: E402
 from deepmem.support import quoted_lines  # noqa: E402
 from deepmem.types import Settings  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-GRID = [(2, 5), (2, 10), (4, 5), (4, 20), (8, 10), (8, 20), (12, 20)]
-"""(tail_steps, batch_steps) points of the trade-off curve, besides the default (4, 10)."""
+CORPORA = [CORPUS, CORPUS.parent / "swe-deepseek", Path(__file__).resolve().parent.parent / "fixtures" / "sessions"]
+"""Every corpus a figure is reported on: two agents' sessions and the OpenCode fixture sessions."""
+GRID = [(2, 10), (4, 20)]
+"""(tail_steps, batch_steps) points of the old fixed schedule, besides its default (4, 10)."""
 
 
-def contenders(settings: Settings, grid: list[tuple[int, int]]) -> list:
-    """Fresh contenders for one session: the baseline first."""
+def contenders(settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], session: list) -> list:
+    """Fresh contenders for one session: the baseline first, deepmem and the hindsight optimum per price model."""
     return [
         Uncompressed(),
-        Deepmem(settings),
+        *(Deepmem(settings, name=f"deepmem@{model.name}", prices=model) for model in models),
+        Deepmem(msgspec.structs.replace(settings, schedule="fixed"), name="deepmem-fixed"),
+        *(Hindsight(settings, model, session) for model in models),
         MaskOldOutputs(keep=10, every=1),
         MaskOldOutputs(keep=10, every=10),
         *grid_settings(settings, grid),
     ]
 
 
+def reread_tokens(history: list, missing: list[str], counter: TokenCounter) -> int:
+    """Tokens of the newest tool outputs holding the missing lines: what reading them again costs."""
+    outputs = [
+        str((part.get("state") or {}).get("output") or "")
+        for message in history
+        for part in message["parts"]
+        if part.get("type") == "tool"
+    ]
+    found = {next((text for text in reversed(outputs) if line in text), "") for line in missing}
+    return sum(counter.count_many(sorted(text for text in found if text)))
+
+
 def replay_session(messages: list, players: list, counter: TokenCounter) -> dict[str, Meter]:
     """Every contender's meter after replaying all steps of one session."""
     meters = {player.name: Meter() for player in players}
+    steps = message_steps(messages)
+    pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
     for index in step_indexes(messages):
         history = messages[:index]
         quoted = quoted_lines(history, messages[index])
+        pause = pauses[steps[index] - 1]
         for player in players:
             units = player.context(history)
-            meters[player.name].add(units, counter.count_many(units), quoted)
+            seen = "\n".join(units) if quoted else ""
+            missing = [line for line in quoted if line not in seen]
+            recovery = reread_tokens(history, missing, counter) if missing else 0
+            meters[player.name].add(units, counter.count_many(units), quoted, pause, recovery)
     return meters
 
 
-def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, int]]) -> dict:
-    """Per-session and total ratios of every contender against no compression."""
+def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[str, dict[str, dict[str, float]]]:
+    """Price model → contender → its ratios to no compression billed the same way (deepmem and the
+    hindsight optimum only under the prices they were scheduled with)."""
+    baseline = meters["none"]
+    return {
+        model.name: {
+            name: ratios(meter, baseline, model)
+            for name, meter in meters.items()
+            if name != "none" and ("@" not in name or name.endswith(f"@{model.name}"))
+        }
+        for model in models
+    }
+
+
+def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel]) -> dict:
+    """Per-session and total ratios of every contender against no compression, under each price model."""
     counter = TokenCounter()
     totals: dict[str, Meter] = {}
     sessions = []
     seconds: list[float] = []
     failures = 0
     for number, path in enumerate(paths, 1):
-        players = contenders(settings, grid)
-        meters = replay_session(load_messages(path), players, counter)
-        deepmem = players[1]
-        seconds.extend(deepmem.seconds)
-        failures += deepmem.failures
+        messages = load_messages(path)
+        players = contenders(settings, grid, models, messages)
+        meters = replay_session(messages, players, counter)
+        for player in players[1 : len(models) + 1]:
+            seconds.extend(player.seconds)
+            failures += player.failures
         baseline = meters["none"]
         sessions.append(
             {
@@ -75,7 +119,7 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
                 "steps": baseline.steps,
                 "tokens": baseline.tokens,
                 "final_tokens": baseline.final_tokens,
-                "ratios": {name: ratios(meter, baseline) for name, meter in meters.items() if name != "none"},
+                "ratios": priced_ratios(meters, models),
             }
         )
         for name, meter in meters.items():
@@ -86,14 +130,24 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
     seconds.sort()
     return {
         "corpus": str(paths[0].parent) if paths else "",
+        "price_models": [msgspec.to_builtins(model) for model in models],
         "sessions": sessions,
         "totals": {
             "steps": baseline.steps,
             "tokens": baseline.tokens,
             "final_tokens": baseline.final_tokens,
-            "ratios": {name: ratios(meter, baseline) for name, meter in totals.items() if name != "none"},
+            "ratios": priced_ratios(totals, models),
         },
-        "grid": [{"tail_steps": tail, "batch_steps": batch} for tail, batch in [(4, 10), *grid]],
+        "costlier": {
+            model.name: {
+                name: sum(row["ratios"][model.name][name]["cost_warm"] > 1.0 for row in sessions)
+                for name in sessions[0]["ratios"][model.name]
+            }
+            for model in models
+        }
+        if sessions
+        else {},
+        "grid": [{"tail_steps": tail, "batch_steps": batch} for tail, batch in grid],
         "deepmem_transform_ms": {
             "median": 1000 * seconds[len(seconds) // 2] if seconds else 0.0,
             "max": 1000 * seconds[-1] if seconds else 0.0,
@@ -111,33 +165,47 @@ def parse_grid(text: str) -> list[tuple[int, int]]:
     return points
 
 
+def parse_models(text: str) -> list[PriceModel]:
+    """'anthropic,openai' → their price models (an unknown name is an error naming the known ones)."""
+    names = [name for name in text.split(",") if name]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown price model {unknown[0]!r}; known: {', '.join(FAMILIES)}")
+    return [FAMILIES[name] for name in names]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Replay, print tables, write JSON and chart."""
+    """Replay every corpus, print tables, write JSON and charts."""
     parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of exported sessions")
-    parser.add_argument("--sessions", type=int, help="replay only the first N sessions (by name)")
+    parser.add_argument("--corpus", type=Path, action="append", help="folder of exported sessions (repeatable; default: all three)")
+    parser.add_argument("--sessions", type=int, help="replay only the first N sessions (by name) of each corpus")
+    parser.add_argument("--prices", type=parse_models, default=parse_models(",".join(REPORTED)), help="price models, comma-separated")
     parser.add_argument(
         "--grid",
         type=parse_grid,
         default=GRID,
-        help="TAILxBATCH points besides the default 4x10, comma-separated ('' for none)",
+        help="TAILxBATCH points of the fixed schedule besides its default 4x10, comma-separated ('' for none)",
     )
     parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay.json and replay.png")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay-<corpus>.json and .png")
     args = parser.parse_args(argv)
-    paths = session_paths(args.corpus, args.sessions)
-    if not paths:
-        parser.error(f"no sessions in {args.corpus}")
+    corpora = args.corpus or CORPORA
     settings = Settings()
-    result = replay_corpus(paths, settings, args.grid)
-    print(format_sessions(result), end="")
-    print(format_totals(result), end="")
+    for corpus in corpora:
+        paths = session_paths(corpus, args.sessions)
+        if not paths:
+            parser.error(f"no sessions in {corpus}")
+        result = replay_corpus(paths, settings, args.grid, args.prices)
+        print(format_sessions(result, args.prices[0].name), end="")
+        print(format_totals(result), end="")
+        name = corpus.name
+        write_json(result, args.out / f"replay-{name}.json")
+        draw_chart(result, args.out / f"replay-{name}.png", args.prices[0].name)
+        print(f"wrote {args.out / f'replay-{name}.json'} and {args.out / f'replay-{name}.png'}\n")
     if not args.no_latency:
-        result["latency"] = measure_latency(session_paths(args.corpus), settings)
-        print(format_latency(result["latency"]), end="")
-    write_json(result, args.out / "replay.json")
-    draw_chart(result, args.out / "replay.png")
-    print(f"wrote {args.out / 'replay.json'} and {args.out / 'replay.png'}")
+        latency = measure_latency(session_paths(corpora[0]), settings)
+        print(format_latency(latency), end="")
+        write_json(latency, args.out / "latency.json")
     return 0
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from deepmem.sessionio import atomic_write, encode_json
 
-TARGETS = {"raw": 0.62, "final": 0.55, "cost_warm": 0.85, "support": 0.95}
+TARGETS = {"raw": 0.62, "final": 0.55, "cost_warm": 0.75, "support": 0.95}
 """Issue targets for deepmem at default settings (ratios to no compression)."""
 
 
@@ -14,41 +14,47 @@ def _short(session: str) -> str:
     return session.split("__", 1)[-1]
 
 
-def format_sessions(result: dict, contender: str = "deepmem") -> str:
-    """One row per session: its size and deepmem's ratios."""
+def format_sessions(result: dict, model: str) -> str:
+    """One row per session: its size and deepmem's ratios under one price model."""
+    contender = f"deepmem@{model}"
     header = (
         f"{'session':<34}{'steps':>6}{'tokens':>12}{'raw×':>7}{'final×':>8}"
-        f"{'prefix':>8}{'cost×':>7}{'cold×':>7}{'support':>9}"
+        f"{'prefix':>8}{'cost×':>7}{'+reread':>8}{'optimum':>8}{'support':>9}"
     )
-    lines = [f"{contender} against no compression, per session", header, "-" * len(header)]
+    lines = [f"{contender} against no compression, per session ({model} prices)", header, "-" * len(header)]
     for row in result["sessions"]:
-        r = row["ratios"][contender]
+        r = row["ratios"][model][contender]
+        best = row["ratios"][model][f"hindsight@{model}"]["cost_warm"]
         lines.append(
             f"{_short(row['session']):<34}{row['steps']:>6}{row['tokens']:>12,}{r['raw']:>7.2f}"
-            f"{r['final']:>8.2f}{r['prefix_stability']:>8.1%}{r['cost_warm']:>7.2f}{r['cost_cold']:>7.2f}"
-            f"{r['support']:>9.1%}"
+            f"{r['final']:>8.2f}{r['prefix_stability']:>8.1%}{r['cost_warm']:>7.2f}{r['cost_recovered']:>8.2f}"
+            f"{r['cost_warm'] / best if best else 1.0:>8.3f}{r['support']:>9.1%}"
         )
     return "\n".join(lines) + "\n\n"
 
 
 def format_totals(result: dict) -> str:
-    """One row per contender over the whole corpus."""
+    """Per price model, one row per contender over the whole corpus."""
     totals = result["totals"]
     header = (
-        f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost× warm':>12}{'cost× cold':>12}{'prefix':>9}"
-        f"{'support':>9}{'steps ok':>10}"
+        f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost×':>8}{'+reread':>9}{'prefix':>9}"
+        f"{'support':>9}{'steps ok':>10}{'costlier':>10}"
     )
     lines = [
-        f"all {len(result['sessions'])} sessions, {totals['steps']:,} steps, "
-        f"{totals['tokens']:,} tokens uncompressed (summed over steps)",
-        header,
-        "-" * len(header),
+        f"{result['corpus']}: {len(result['sessions'])} sessions, {totals['steps']:,} steps, "
+        f"{totals['tokens']:,} tokens uncompressed (summed over steps)"
     ]
-    for name, r in totals["ratios"].items():
-        lines.append(
-            f"{name:<26}{r['raw']:>7.3f}{r['final']:>8.3f}{r['cost_warm']:>12.3f}"
-            f"{r['cost_cold']:>12.3f}{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
-        )
+    for model, rows in totals["ratios"].items():
+        count = len(result["sessions"])
+        best = rows[f"hindsight@{model}"]["cost_warm"]
+        lines += ["", f"{model} prices (warm cache; +reread: quoted lines out of view read again)", header, "-" * len(header)]
+        for name, r in rows.items():
+            lines.append(
+                f"{name:<26}{r['raw']:>7.3f}{r['final']:>8.3f}{r['cost_warm']:>8.3f}{r['cost_recovered']:>9.3f}"
+                f"{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
+                f"{result['costlier'][model][name]:>6} of {count}"
+            )
+        lines.append(f"deepmem@{model} against the hindsight optimum: {rows[f'deepmem@{model}']['cost_warm'] / best:.3f}×")
     timing = result["deepmem_transform_ms"]
     lines.append(
         f"deepmem transform per step: median {timing['median']:.1f} ms, max {timing['max']:.1f} ms; "
@@ -62,8 +68,8 @@ def write_json(result: dict, path: Path) -> None:
     atomic_write(path, encode_json(result))
 
 
-def draw_chart(result: dict, path: Path) -> None:
-    """Trade-off (raw tokens vs warm-cache cost) of every contender, and deepmem per session."""
+def draw_chart(result: dict, path: Path, model: str) -> None:
+    """Trade-off (raw tokens vs warm-cache cost) of every contender, and deepmem per session, under one price model."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -71,19 +77,20 @@ def draw_chart(result: dict, path: Path) -> None:
 
     figure, (curve, support, spread) = plt.subplots(1, 3, figsize=(19, 5.5))
     style = {"deepmem": ("o", "tab:red"), "mask": ("s", "tab:gray")}
-    for name, r in result["totals"]["ratios"].items():
-        marker, color = style.get(name.split("-")[0], ("^", "tab:blue"))
+    rows = result["totals"]["ratios"][model]
+    for name, r in rows.items():
+        marker, color = style.get(name.split("-")[0].split("@")[0], ("^", "tab:blue"))
         curve.scatter(r["raw"], r["cost_warm"], marker=marker, color=color, s=60)
         curve.annotate(name, (r["raw"], r["cost_warm"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
     curve.axhline(1.0, color="black", linewidth=0.8)
     curve.axhline(TARGETS["cost_warm"], color="tab:green", linestyle="--", linewidth=0.8, label="cost target")
     curve.axvline(TARGETS["raw"], color="tab:orange", linestyle="--", linewidth=0.8, label="raw target")
     curve.set_xlabel("raw tokens summed over steps (× no compression)")
-    curve.set_ylabel("cost with warm prompt cache (× no compression)")
-    curve.set_title("trade-off: deepmem settings (tailT-batchB) and masking baselines")
+    curve.set_ylabel(f"cost with warm prompt cache, {model} prices (× no compression)")
+    curve.set_title("trade-off: deepmem, its schedules and masking baselines")
     curve.legend(loc="upper left", fontsize=8)
-    for name, r in result["totals"]["ratios"].items():
-        marker, color = style.get(name.split("-")[0], ("^", "tab:blue"))
+    for name, r in rows.items():
+        marker, color = style.get(name.split("-")[0].split("@")[0], ("^", "tab:blue"))
         support.scatter(r["raw"], r["support"], marker=marker, color=color, s=60)
         support.annotate(name, (r["raw"], r["support"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
     support.axhline(TARGETS["support"], color="tab:green", linestyle="--", linewidth=0.8, label="support target")
@@ -91,11 +98,11 @@ def draw_chart(result: dict, path: Path) -> None:
     support.set_ylabel("next-step support (quoted lines still visible)")
     support.set_title("what the saving costs the next step")
     support.legend(loc="lower right", fontsize=8)
-    rows = result["sessions"]
+    sessions = result["sessions"]
     spread.scatter(
-        [row["ratios"]["deepmem"]["raw"] for row in rows],
-        [row["ratios"]["deepmem"]["cost_warm"] for row in rows],
-        s=[max(6, row["tokens"] / 40_000) for row in rows],
+        [row["ratios"][model][f"deepmem@{model}"]["raw"] for row in sessions],
+        [row["ratios"][model][f"deepmem@{model}"]["cost_warm"] for row in sessions],
+        s=[max(6, row["tokens"] / 40_000) for row in sessions],
         color="tab:red",
         alpha=0.5,
     )

@@ -11,8 +11,12 @@ import time
 
 import msgspec
 
+from bench.oracle import hindsight_jumps
 from deepmem.context import context_units
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.history import message_steps
+from deepmem.jumps import Sizes
+from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
+from deepmem.prices import PriceModel
 from deepmem.types import Message, Settings, Tier
 
 CLEARED = "[output cleared]"
@@ -44,23 +48,49 @@ class Uncompressed(Strategy):
 
 
 class Deepmem(Strategy):
-    """deepmem's transform (plan, edits, nudges appended at the end) at given settings."""
+    """deepmem's transform (plan, edits, nudges appended at the end) at given settings and prices."""
 
-    def __init__(self, settings: Settings, tier: Tier | None = None, name: str = "deepmem"):
+    def __init__(
+        self, settings: Settings, tier: Tier | None = None, name: str = "deepmem", prices: PriceModel | None = None
+    ):
         self.name = name
         self.settings = settings
         self.tier = tier
+        self.prices = prices
         self.seconds: list[float] = []
         self.failures = 0
+
+    def jumps(self, history: list[Message]) -> tuple[int, ...] | None:
+        """The schedule to impose on this step (None: the pipeline's own)."""
+        return None
 
     def messages(self, history: list[Message]) -> list[Message]:
         """The history after the transform; times the transform itself."""
         start = time.perf_counter()
-        plan = plan_transform(history, self.settings, self.tier)
+        plan = plan_transform(history, self.settings, self.tier, prices=self.prices, jumps=self.jumps(history))
         messages = apply_transform(history, plan)
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures
         return messages
+
+
+class Hindsight(Deepmem):
+    """deepmem with the cheapest schedule of jumps knowing the whole session (`bench.oracle`)."""
+
+    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message]):
+        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices)
+        self.schedule = hindsight_jumps(session_sizes(session, settings, prices), settings, prices)
+
+    def jumps(self, history: list[Message]) -> tuple[int, ...]:
+        """The hindsight schedule's jumps made by this step."""
+        reachable = message_steps(history)[-1] - self.settings.tail_steps if history else 0
+        return tuple(jump for jump in self.schedule if jump <= max(reachable, 0))
+
+
+def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
+    """What the schedule weighs over a whole session (as the pipeline measures it)."""
+    digests = [message_digest(message) for message in messages]
+    return step_sizes(messages, digests, message_steps(messages), settings, prices)
 
 
 def tool_outputs(history: list[Message]) -> list[tuple[int, int]]:
@@ -106,8 +136,11 @@ class MaskOldOutputs(Strategy):
 
 
 def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem]:
-    """One deepmem contender per (tail_steps, batch_steps) point."""
+    """One deepmem contender per (tail_steps, batch_steps) point of the fixed schedule."""
     return [
-        Deepmem(msgspec.structs.replace(base, tail_steps=tail, batch_steps=batch), name=f"tail{tail}-batch{batch}")
+        Deepmem(
+            msgspec.structs.replace(base, tail_steps=tail, batch_steps=batch, schedule="fixed"),
+            name=f"fixed-tail{tail}-batch{batch}",
+        )
         for tail, batch in points
     ]

@@ -1,16 +1,21 @@
-"""Per-step accounting: tokens, prefix stability and cache-aware cost of successive requests (shared by `deepmem audit` and the benchmarks)."""
+"""Per-step accounting: tokens, prefix stability and cache-aware cost of successive requests (shared by `deepmem audit` and the benchmarks).
+
+A meter keeps, per request, its tokens, the tokens that repeat the previous request's
+prefix and the pause before it, so one replay is priced afterwards under any price
+model: the repeated prefix at its cache-read price unless the pause outlived the cache,
+the rest at its cache-write price.
+"""
 
 from __future__ import annotations
 
 import msgspec
 
 from deepmem.context import common_prefix_chars
+from deepmem.prices import FAMILIES, PriceModel
 from deepmem.support import visible_count
 
-CACHED_RATE = 0.1
-"""Price of input tokens that repeat the previous request's prefix (cache read)."""
-UNCACHED_RATE = 1.25
-"""Price of every other input token (cache write)."""
+DEFAULT_PRICES = FAMILIES["anthropic"]
+"""The price model a figure is given in when none is named: Anthropic's (read 0.1×, write 1.25×)."""
 
 
 class Meter(msgspec.Struct):
@@ -35,12 +40,23 @@ class Meter(msgspec.Struct):
     """Steps that quote at least one line."""
     supported_steps: int = 0
     """Quoting steps whose request showed every quoted line."""
+    request_tokens: list[int] = []
+    """Per request: its tokens."""
+    request_cached: list[float] = []
+    """Per request: its tokens that repeat the previous request's prefix."""
+    request_pauses: list[int] = []
+    """Per request: milliseconds since the previous request (0 when unknown)."""
+    recovery_tokens: int = 0
+    """Tokens of the outputs that steps quoting lines out of view would have read again."""
     previous_units: list[str] = []
     previous_length: int = 0
 
-    def add(self, units: list[str], counts: list[int], quoted: list[str] = ()) -> None:
-        """Account for one request given as visible units, their token counts, and the lines
-        that the step produced from it quotes."""
+    def add(
+        self, units: list[str], counts: list[int], quoted: list[str] = (), pause_ms: int = 0, recovery: int = 0
+    ) -> None:
+        """Account for one request given as visible units, their token counts, the lines that
+        the step produced from it quotes, the pause before it, and what re-reading the quoted
+        lines it does not show would cost (tokens)."""
         if quoted:
             visible = visible_count(quoted, "\n".join(units))
             self.quoted += len(quoted)
@@ -59,18 +75,29 @@ class Meter(msgspec.Struct):
         self.tokens += total
         self.final_tokens = total
         self.cached_tokens += cached
+        self.request_tokens.append(total)
+        self.request_cached.append(cached)
+        self.request_pauses.append(pause_ms)
+        self.recovery_tokens += recovery
         self.previous_units = units
         self.previous_length = sum(map(len, units)) + max(len(units) - 1, 0)
 
-    @property
-    def warm_cost(self) -> float:
-        """Cost with a warm prompt cache: repeated prefix at 0.1×, the rest at 1.25×."""
-        return CACHED_RATE * self.cached_tokens + UNCACHED_RATE * (self.tokens - self.cached_tokens)
+    def cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
+        """Cost with a prompt cache kept warm between requests closer than its lifetime."""
+        total = 0.0
+        for tokens, cached, pause in zip(self.request_tokens, self.request_cached, self.request_pauses, strict=True):
+            if pause > prices.ttl_seconds * 1000:
+                cached = 0.0
+            total += prices.cache_read * cached + prices.cache_write * (tokens - cached)
+        return total
 
-    @property
-    def cold_cost(self) -> float:
-        """Cost without a prompt cache: every token at 1.0×."""
-        return float(self.tokens)
+    def recovered_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
+        """`cost` plus re-reading, at the write price, every output a step quoted out of view."""
+        return self.cost(prices) + prices.cache_write * self.recovery_tokens
+
+    def cold_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
+        """Cost without a prompt cache: every token at the input price."""
+        return prices.input * self.tokens
 
     def merge(self, other: Meter) -> None:
         """Add another session's totals into this one (final tokens are summed too)."""
@@ -84,15 +111,20 @@ class Meter(msgspec.Struct):
         self.quoted_visible += other.quoted_visible
         self.quoting_steps += other.quoting_steps
         self.supported_steps += other.supported_steps
+        self.request_tokens = [*self.request_tokens, *other.request_tokens]
+        self.request_cached = [*self.request_cached, *other.request_cached]
+        self.request_pauses = [*self.request_pauses, *other.request_pauses]
+        self.recovery_tokens += other.recovery_tokens
 
 
-def ratios(meter: Meter, baseline: Meter) -> dict[str, float]:
+def ratios(meter: Meter, baseline: Meter, prices: PriceModel = DEFAULT_PRICES) -> dict[str, float]:
     """A contender against no compression under the same billing, plus its prefix stability."""
     return {
         "raw": _ratio(meter.tokens, baseline.tokens),
         "final": _ratio(meter.final_tokens, baseline.final_tokens),
-        "cost_warm": _ratio(meter.warm_cost, baseline.warm_cost),
-        "cost_cold": _ratio(meter.cold_cost, baseline.cold_cost),
+        "cost_warm": _ratio(meter.cost(prices), baseline.cost(prices)),
+        "cost_recovered": _ratio(meter.recovered_cost(prices), baseline.recovered_cost(prices)),
+        "cost_cold": _ratio(meter.cold_cost(prices), baseline.cold_cost(prices)),
         "prefix_stability": _ratio(meter.prefix_chars, meter.previous_chars),
         "support": _ratio(meter.quoted_visible, meter.quoted),
         "steps_supported": _ratio(meter.supported_steps, meter.quoting_steps),

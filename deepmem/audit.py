@@ -2,8 +2,10 @@
 
 Every assistant message is one step; the history before it is what OpenCode sent. Each
 step's request is counted with deepmem's token estimate (no tokenizer is installed with
-the package) as visible units, with and without the transform at the given settings;
-cost assumes a warm prompt cache (repeated prefix 0.1×, the rest 1.25×).
+the package) as visible units, with and without the transform at the given settings.
+Cost is given under each reported price model (`deepmem.prices.REPORTED`), with the
+jumps scheduled for those prices, the cache warm between requests closer than its
+lifetime.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import msgspec
 
 from deepmem.accounting import Meter
 from deepmem.context import context_units
-from deepmem.history import step_indexes, visible_text
+from deepmem.history import message_steps, step_indexes, visible_text
+from deepmem.jumps import request_pauses, request_times
 from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.prices import FAMILIES, REPORTED
 from deepmem.support import step_support
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Settings
@@ -32,9 +36,9 @@ class SessionAudit(msgspec.Struct):
     final_without: int = 0
     """Estimated tokens of the last step's request."""
     final_with: int = 0
-    cost_without: float = 0.0
-    """Warm-cache cost in token units (0.1 per repeated-prefix token, 1.25 per other token)."""
-    cost_with: float = 0.0
+    cost_without: dict[str, float] = {}
+    """Warm-cache cost in dollars per price model (`deepmem.prices.REPORTED`)."""
+    cost_with: dict[str, float] = {}
     quoted_lines: int = 0
     """Lines the steps' tool inputs quote from earlier tool output, summed over steps."""
     quoted_visible: int = 0
@@ -46,8 +50,9 @@ class SessionAudit(msgspec.Struct):
         """Sum another session's figures into this one (used for the total)."""
         for field in ("steps", "tokens_without", "tokens_with", "final_without", "final_with", "quoted_lines", "quoted_visible"):
             setattr(self, field, getattr(self, field) + getattr(other, field))
-        self.cost_without += other.cost_without
-        self.cost_with += other.cost_with
+        for mine, theirs in ((self.cost_without, other.cost_without), (self.cost_with, other.cost_with)):
+            for model, cost in theirs.items():
+                mine[model] = mine.get(model, 0.0) + cost
         for name, tokens in other.saved_by.items():
             self.saved_by[name] = self.saved_by.get(name, 0) + tokens
 
@@ -82,26 +87,35 @@ def saved_by_compressor(history: list[Message], plan: Plan) -> dict[str, int]:
 
 
 def audit_session(session: str, messages: list[Message], settings: Settings) -> SessionAudit:
-    """Replay one session step by step, with and without deepmem."""
-    without, with_deepmem, estimates = Meter(), Meter(), Estimates()
-    result = SessionAudit(session)
-    history: list[Message] = []
-    plan = None
+    """Replay one session step by step, without deepmem and with it under each reported price model
+    (tokens, support and savers are given for the first)."""
+    estimates = Estimates()
+    steps = message_steps(messages)
+    pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
+    without = Meter()
     for index in step_indexes(messages):
-        history = messages[:index]
-        plan = plan_transform(history, settings)
-        compressed = apply_transform(history, plan)
-        for meter, seen in ((without, history), (with_deepmem, compressed)):
-            units = context_units(seen)
-            meter.add(units, estimates.counts(units))
-        visible, quoted = step_support(history, compressed, messages[index])
-        result.quoted_visible += visible
-        result.quoted_lines += quoted
-    result.steps = without.steps
-    result.tokens_without, result.tokens_with = without.tokens, with_deepmem.tokens
-    result.final_without, result.final_with = without.final_tokens, with_deepmem.final_tokens
-    result.cost_without, result.cost_with = without.warm_cost, with_deepmem.warm_cost
-    result.saved_by = saved_by_compressor(history, plan) if plan is not None else {}
+        units = context_units(messages[:index])
+        without.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1])
+    result = SessionAudit(session, steps=without.steps, tokens_without=without.tokens, final_without=without.final_tokens)
+    for number, name in enumerate(REPORTED):
+        prices = FAMILIES[name]
+        with_deepmem = Meter()
+        history: list[Message] = []
+        plan = None
+        for index in step_indexes(messages):
+            history = messages[:index]
+            plan = plan_transform(history, settings, prices=prices)
+            compressed = apply_transform(history, plan)
+            units = context_units(compressed)
+            with_deepmem.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1])
+            if number == 0:
+                visible, quoted = step_support(history, compressed, messages[index])
+                result.quoted_visible += visible
+                result.quoted_lines += quoted
+        result.cost_without[name], result.cost_with[name] = without.cost(prices), with_deepmem.cost(prices)
+        if number == 0:
+            result.tokens_with, result.final_with = with_deepmem.tokens, with_deepmem.final_tokens
+            result.saved_by = saved_by_compressor(history, plan) if plan is not None else {}
     return result
 
 

@@ -15,11 +15,12 @@ import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
-from deepmem.types import ConfigError, Settings
+from deepmem.prices import FAMILIES, PriceModel, checked
+from deepmem.types import ConfigError, Count, Settings
 
 PROJECT_SUBDIR_ENV = "DEEP_MEMORY_PROJECT_SUBDIR"
 log = logging.getLogger("deepmem.config")
@@ -52,6 +53,35 @@ class LimitSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Sessions one engine keeps in memory; an evicted one is rebuilt from the plugin's next request."""
 
 
+Price = Annotated[float, msgspec.Meta(ge=0)]
+
+
+class CostSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """[cost]: the prices the jump schedule weighs, over the model's own and its provider family's."""
+
+    family: Literal["", *FAMILIES] = ""  # type: ignore[valid-type]
+    """A provider family's price model ('' = the model's own prices, else the family the messages name)."""
+    input: Price = 0.0
+    """Dollars per million input tokens (0 = not set); with it, cache_read and cache_write."""
+    cache_read: Price = 0.0
+    cache_write: Price = 0.0
+    """0 = the input price (no write premium)."""
+    cache_ttl_seconds: Count = 0
+    """How long the provider keeps a cached prefix (0 = the family's lifetime)."""
+
+    def prices(self, fallback: PriceModel) -> PriceModel | None:
+        """The price model these settings name over `fallback`, or None when they name none."""
+        base = FAMILIES[self.family] if self.family else fallback
+        if not self.input and not self.family and not self.cache_ttl_seconds:
+            return None
+        if not self.input:
+            return msgspec.structs.replace(base, ttl_seconds=self.cache_ttl_seconds or base.ttl_seconds)
+        model = PriceModel(
+            "config", self.input, self.cache_read, self.cache_write or self.input, self.cache_ttl_seconds or base.ttl_seconds
+        )
+        return checked(model, base)
+
+
 class Config(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Every table of config.toml."""
 
@@ -59,6 +89,7 @@ class Config(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     memory: MemorySettings = MemorySettings()
     security: SecuritySettings = SecuritySettings()
     limits: LimitSettings = LimitSettings()
+    cost: CostSettings = CostSettings()
 
 
 TABLES: dict[str, type[msgspec.Struct]] = {
@@ -185,6 +216,10 @@ def allowed(table: str, field: str) -> str:
         return "true or false (1 or 0)"
     if isinstance(kind, msgspec.inspect.StrType):
         return "a string"
+    if isinstance(kind, msgspec.inspect.FloatType):
+        return "a number >= 0"
+    if isinstance(kind, msgspec.inspect.LiteralType):
+        return "one of " + ", ".join(repr(value) for value in kind.values)
     return "a list of strings"
 
 
@@ -199,6 +234,11 @@ def _check_consistency(config: Config, path: Path | None) -> None:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"{source}: [security] patterns: {pattern!r} is not a regular expression: {exc}") from None
+
+
+def load_prices(root: str | os.PathLike[str] | None, fallback: PriceModel) -> PriceModel:
+    """The price model `[cost]` sets over `fallback` (the model's or the family's), else `fallback`."""
+    return load_config(root).cost.prices(fallback) or fallback
 
 
 def load_settings(root: str | os.PathLike[str] | None = None) -> Settings:

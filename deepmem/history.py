@@ -24,30 +24,31 @@ class Layout(msgspec.Struct, frozen=True):
     assistant message before it (0 when none)."""
     first_young: int
     """Index of the first message that is not old."""
+    jumps: tuple[int, ...] = (0,)
+    """Every boundary the history has jumped to, in order, from 0 up to `boundary`."""
 
 
-def boundary_for(step: int, settings: Settings) -> int:
-    """floor((step − tail_steps) / batch_steps) × batch_steps, never negative."""
-    movable = step - settings.tail_steps
-    if movable <= 0:
-        return 0
-    return movable // settings.batch_steps * settings.batch_steps
-
-
-def layout(messages: list[Message], settings: Settings) -> Layout:
-    """Number the steps of a history and find its boundary."""
+def message_steps(messages: list[Message]) -> tuple[int, ...]:
+    """Per message: its assistant index (1-based), or for a user message the one before it."""
     steps: list[int] = []
     count = 0
     for message in messages:
         if message["info"]["role"] == "assistant":
             count += 1
         steps.append(count)
-    boundary = boundary_for(count, settings)
+    return tuple(steps)
+
+
+def layout(messages: list[Message], jumps: tuple[int, ...], steps: tuple[int, ...] | None = None) -> Layout:
+    """Number the steps of a history and place its boundary at the last of `jumps`."""
+    steps = message_steps(messages) if steps is None else steps
+    count = steps[-1] if steps else 0
+    boundary = jumps[-1]
     first_young = next(
         (i for i, m in enumerate(messages) if m["info"]["role"] == "assistant" and steps[i] > boundary),
         len(messages),
     )
-    return Layout(count, boundary, tuple(steps), first_young)
+    return Layout(count, boundary, steps, first_young, jumps)
 
 
 def step_indexes(messages: list[Message]) -> Iterator[int]:

@@ -19,7 +19,8 @@ from functools import lru_cache
 import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
-from deepmem.history import Layout, boundary_for, tier_for
+from deepmem.history import Layout, tier_for
+from deepmem.jumps import boundary_at
 from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
 from deepmem.toolcalls.paths import by_file_name, file_name, same_file
@@ -150,7 +151,7 @@ def pressure_nudge(step_tokens: dict[int, int], current: int, settings: Settings
 
 
 def reread_nudge(
-    edits: dict[int, list[str]], reads: list[tuple[int, str]], current: int, settings: Settings
+    edits: dict[int, list[str]], reads: list[tuple[int, str]], current: int, jumps: tuple[int, ...], settings: Settings
 ) -> str | None:
     """Files modified in the last steps whose earlier reads are now compressed: read them again."""
 
@@ -158,7 +159,7 @@ def reread_nudge(
 
     def files(step: int) -> list[str]:
         recent = {path for s in range(max(step - RECENT_STEPS, 0) + 1, step + 1) for path in edits.get(s, [])}
-        cutoff = boundary_for(step, settings)
+        cutoff = boundary_at(jumps, settings, step)
         return sorted(
             {
                 path
@@ -229,7 +230,7 @@ def nudge_parts(
         for text in (
             memory_nudge(memories, current),
             pressure_nudge(step_tokens, current, settings),
-            reread_nudge(edited, reads, current, settings),
+            reread_nudge(edited, reads, current, shape.jumps, settings),
         )
         if text
     ]

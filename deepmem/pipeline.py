@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import logging
+from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,9 +29,11 @@ import xxhash
 
 from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
-from deepmem.history import Layout, is_user_typed, layout, tier_for, visible_text
+from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
+from deepmem.prices import PriceModel, family_of_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
 
@@ -100,10 +103,12 @@ class Caches:
         """Frozen batches by the fingerprint of the old history."""
         self.histories = LRU(64)
         """Accumulated results by (settings, tier, digest of the first message): one per live history."""
+        self.probes = LRU(32_768)
+        """Probed tokens (what a message would keep once old) by (digest, tier, settings)."""
 
     def all(self) -> tuple[LRU, ...]:
         """Each memo."""
-        return (self.messages, self.sizes, self.batches, self.histories)
+        return (self.messages, self.sizes, self.batches, self.histories, self.probes)
 
     def __len__(self) -> int:
         """How many entries all memos keep."""
@@ -200,19 +205,20 @@ class Batch(msgspec.Struct, frozen=True):
     facts: Facts
 
 
-def first_boundary(step: int, settings: Settings) -> int:
-    """The boundary at which a message of this step first becomes old."""
-    return -(-step // settings.batch_steps) * settings.batch_steps
+def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
+    """The boundary at which a message of this step first becomes old: the first jump reaching it."""
+    return jumps[bisect_left(jumps, step)]
 
 
-def batch_ends(shape: Layout, messages: list[Message], settings: Settings) -> dict[int, int]:
-    """Boundary (0, batch, 2·batch … the current one) → index of the first message still new then."""
+def batch_ends(shape: Layout, messages: list[Message]) -> dict[int, int]:
+    """Each boundary jumped to (0 … the current one) → index of the first message still new then."""
     ends: dict[int, int] = {}
-    boundary = 0
+    jumps = iter(shape.jumps)
+    boundary = next(jumps)
     for index, message in enumerate(messages[: shape.first_young]):
         while message["info"]["role"] == "assistant" and shape.message_steps[index] > boundary:
             ends[boundary] = index
-            boundary += settings.batch_steps
+            boundary = next(jumps)
     ends[shape.boundary] = shape.first_young
     return ends
 
@@ -245,7 +251,7 @@ class Frozen(msgspec.Struct, frozen=True):
     """Boundary → its Batch, for every boundary up to the current one."""
     releases: dict[int, tuple[tuple[str, int], ...]]
     """Message index → (part id, boundary) for each of its parts that was in the working set
-    when it became old and left it at the next jump (the file was edited or read again).
+    when it became old and left it at the jump after that (the file was edited or read again).
     Later departures keep their text: rewriting a part further back would cost the
     provider's cached prefix more than the cut saves."""
 
@@ -254,7 +260,7 @@ def freeze_batches(
     messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings
 ) -> Frozen:
     """The Batch of every boundary up to the current one, from one pass over the old messages."""
-    ends = batch_ends(shape, messages, settings)
+    ends = batch_ends(shape, messages)
     hasher = xxhash.xxh3_128(repr(settings).encode())
     stops: dict[int, tuple[int, int]] = {}
     tokens = 0
@@ -267,7 +273,7 @@ def freeze_batches(
         stops[boundary] = (hasher.intdigest(), tokens)
 
     def build() -> Frozen:
-        builder, done, batches = FactsBuilder(), 0, {}
+        builder, done, batches, previous = FactsBuilder(), 0, {}, 0
         releases: dict[int, list[tuple[str, int]]] = {}
         working: frozenset[str] = frozenset()
         for boundary, end in sorted(ends.items()):
@@ -279,18 +285,20 @@ def freeze_batches(
             for part_id in sorted(working - facts.working_set):
                 index = builder.working.where[part_id]
                 if part_id in builder.working.reread and (
-                    boundary - first_boundary(shape.message_steps[index], settings) <= settings.batch_steps
+                    first_boundary(shape.message_steps[index], shape.jumps) == previous
                 ):
                     releases.setdefault(index, []).append((part_id, boundary))
-            working = facts.working_set
+            working, previous = facts.working_set, boundary
             batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
         return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
 
-    return CACHES.batches.get(stops[shape.boundary][0], build)
+    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps), build)
 
 
 NEW_PARTS = Batch(0, 0, "low", Facts())
 """Stand-in batch for parts that are not old (capture-time trimming reads no facts)."""
+PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low", "medium", "high")}
+"""Stand-in batches for estimating what a message would keep once old, before any facts."""
 
 
 class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
@@ -465,23 +473,70 @@ def plan_transform(
     settings: Settings,
     tier: Tier | None = None,
     digests: list[bytes | None] | None = None,
+    prices: PriceModel | None = None,
+    jumps: tuple[int, ...] | None = None,
 ) -> Plan:
     """Decide every edit for a history seen at its last step.
 
     `digests` (one per message: bytes that change whenever the message does) spare the
     hashing of a history the caller already holds digests for, as the bridge does.
+    `prices` price the jumps (the family the messages name when None); `jumps` imposes a
+    schedule instead (the benchmarks' hindsight optimum).
     """
     with collector_paused():
-        return plan_history(messages, settings, tier, digests)
+        if digests is None:
+            digests = [message_digest(message) for message in messages]
+        steps = message_steps(messages)
+        if jumps is None:
+            jumps = schedule(messages, digests, steps, settings, prices or family_of_messages(messages))
+        return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps))
+
+
+def schedule(
+    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+) -> tuple[int, ...]:
+    """The boundaries this history has jumped to, by the schedule the settings name."""
+    count = steps[-1] if steps else 0
+    if settings.schedule == "fixed":
+        return fixed_jumps(count, settings)
+    return priced_jumps(step_sizes(messages, digests, steps, settings, prices), settings, prices)
+
+
+def step_sizes(
+    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+) -> Sizes:
+    """What the schedule weighs: running token totals per step, uncompressed and probed, and cold steps."""
+    count = steps[-1] if steps else 0
+    tokens = [message_sizes(message, digest).tokens for message, digest in zip(messages, digests, strict=True)]
+    totals = running_totals(steps, tokens, count)
+    settings_key = repr(settings)
+    probed = [
+        probe_tokens(message, digest, step, tier_for(totals[step], settings), settings, settings_key)
+        for message, digest, step in zip(messages, digests, steps, strict=True)
+    ]
+    return Sizes(totals, running_totals(steps, probed, count), cold_steps(messages, steps, count, prices.ttl_seconds))
+
+
+def probe_tokens(
+    message: Message, digest: bytes | None, step: int, tier: Tier, settings: Settings, settings_key: str
+) -> int:
+    """Estimated tokens of a message once old: its compressors at `tier` with no facts (memoized).
+
+    Taking every file read for one the agent still works on (as the working set often does)
+    was measured too: it made the schedule so late that it cost more than the fixed one.
+    """
+
+    def probe() -> int:
+        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {})
+        return sum(row[5] for _, row in outcome.rows)
+
+    return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
 
 def plan_history(
-    messages: list[Message], settings: Settings, tier: Tier | None, digests: list[bytes | None] | None
+    messages: list[Message], settings: Settings, tier: Tier | None, digests: list[bytes | None], shape: Layout
 ) -> Plan:
     """The plan itself (see `plan_transform`)."""
-    shape = layout(messages, settings)
-    if digests is None:
-        digests = [message_digest(message) for message in messages]
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
@@ -489,7 +544,7 @@ def plan_history(
     batches = frozen.batches
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
-        batches[first_boundary(step, settings)] if index < shape.first_young else NEW_PARTS
+        batches[first_boundary(step, shape.jumps)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
     # A working-set output that has left the working set is compressed with the facts of

@@ -97,6 +97,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     tail_steps: Annotated[int, msgspec.Meta(ge=0, le=1_000)] = 4
     batch_steps: Annotated[int, msgspec.Meta(ge=1, le=1_000)] = 10
+    schedule: Literal["priced", "fixed"] = "priced"
     tier_medium_tokens: Positive = 50_000
     tier_high_tokens: Positive = 150_000
     context_window: Count = 0

@@ -29,7 +29,7 @@ from deepmem.types import Settings
 from .conftest import FIXTURES
 
 DJANGO = FIXTURES / "sessions" / "django-15499.json"
-SMALL_BATCHES = {"DEEPMEM_TAIL_STEPS": "2", "DEEPMEM_BATCH_STEPS": "3"}
+SMALL_BATCHES = {"DEEPMEM_TAIL_STEPS": "2", "DEEPMEM_BATCH_STEPS": "3", "DEEPMEM_SCHEDULE": "fixed"}
 REPLY_GUARD_SECONDS = 120
 """Only a guard against a hung engine (the test fails instead of hanging); not a speed check."""
 
@@ -176,7 +176,7 @@ def test_incremental_transform_matches_the_cli_at_every_step(bridge: Bridge) -> 
     """Growing a real session step by step: the cached edits give exactly the CLI's output,
     and a step sends only the new messages, never an edit the plugin already holds."""
     messages = django_messages()
-    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
+    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3, schedule="fixed")
     total_edits = 0
     previous = 0
     for length in steps_of(messages):
@@ -195,6 +195,27 @@ def test_incremental_transform_matches_the_cli_at_every_step(bridge: Bridge) -> 
         replaced = {key for key, edit in bridge.edits.items() if "part" in edit}
         assert replaced == {edit.part_id for edit in plan.edits}
     assert total_edits >= len(bridge.edits) > 0
+
+
+def test_priced_jumps_match_the_cli_at_every_step(tmp_path: Path) -> None:
+    """On the default (priced) schedule the engine, fed step by step, jumps where the CLI does,
+    and the same OpenCode prices give the same edits."""
+    engine = Bridge(tmp_path)
+    try:
+        assert engine.hello()["ok"]
+        messages = django_messages()
+        boundaries = []
+        for length in steps_of(messages):
+            history = messages[:length]
+            reply = engine.transform("ses_priced", history)
+            assert reply["ok"], reply
+            plan = plan_transform(history, Settings())
+            assert reply["boundary"] == plan.layout.boundary
+            assert engine.applied(history) == apply_transform(history, plan)
+            boundaries.append(reply["boundary"])
+        assert boundaries[-1] > 0 and boundaries == sorted(boundaries)
+    finally:
+        engine.close()
 
 
 def test_unchanged_step_sends_nothing_back(bridge: Bridge) -> None:

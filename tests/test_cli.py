@@ -36,6 +36,7 @@ def test_expand_session_gives_back_the_original(fixture: str, tmp_path: Path, mo
     source = FIXTURES / "sessions" / fixture
     monkeypatch.setenv("DEEPMEM_TAIL_STEPS", "1")
     monkeypatch.setenv("DEEPMEM_BATCH_STEPS", "1")
+    monkeypatch.setenv("DEEPMEM_SCHEDULE", "fixed")
     compress_file(source, tmp_path / "c.json", tmp_path)
     assert main(["expand", "--session", str(tmp_path / "c.json"), "-o", str(tmp_path / "r.json"), "--root", str(tmp_path)]) == 0
     assert orjson.loads((tmp_path / "r.json").read_bytes()) == orjson.loads(source.read_bytes())
@@ -45,7 +46,7 @@ def test_expand_session_gives_back_the_original(fixture: str, tmp_path: Path, mo
 
 def test_expand_key_prints_original_and_line_range(tmp_path: Path, capsys, monkeypatch) -> None:
     """A key named by a marker prints its original; --lines prints a slice of it."""
-    for name, value in {"TAIL_STEPS": "1", "BATCH_STEPS": "1", "TOOL_ERROR_CHARS": "20"}.items():
+    for name, value in {"TAIL_STEPS": "1", "BATCH_STEPS": "1", "SCHEDULE": "fixed", "TOOL_ERROR_CHARS": "20"}.items():
         monkeypatch.setenv(f"DEEPMEM_{name}", value)
     messages = [
         {"info": {"id": "m1", "role": "user"}, "parts": [{"id": "p1", "type": "text", "text": "go"}]},

@@ -23,8 +23,8 @@ from deepmem.types import TIERS, Settings
 
 from .conftest import FIXTURES
 
-ONE_STEP = Settings(tail_steps=1, batch_steps=1)
-ONE_BATCH = Settings(tail_steps=1, batch_steps=15)
+ONE_STEP = Settings(tail_steps=1, batch_steps=1, schedule="fixed")
+ONE_BATCH = Settings(tail_steps=1, batch_steps=15, schedule="fixed")
 """The kitchen sink's old steps in one batch, so later edits and repeats are known to earlier parts."""
 
 
@@ -322,7 +322,7 @@ def test_memoized_plan_equals_a_cold_plan_on_a_growing_history() -> None:
     """Warm caches (step after step, each plan reusing the previous one's messages) give exactly
     the plan a cold process gives: every field, nudges included."""
     messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
-    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3)
+    settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3, schedule="fixed")
     ends = range(10, len(messages), 7)
     pipeline.CACHES.clear()
     warm = [plan_transform(messages[:end], settings) for end in ends]

@@ -69,7 +69,7 @@ def test_the_bridge_reports_a_bad_setting_once_and_keeps_working_on_defaults(tmp
         messages = django_messages()
         replies = [bridge.transform("ses_b", messages[:length]) for length in steps_of(messages)]
         assert all(reply["ok"] and "warning" not in reply for reply in replies)
-        assert replies[-1]["boundary"] == (replies[-1]["step"] - 4) // 10 * 10
+        assert 0 < replies[-1]["boundary"] <= replies[-1]["step"] - 4
     finally:
         assert bridge.close() == 0
     log = (memory_dir(tmp_path) / "logs" / "bridge.log").read_text()

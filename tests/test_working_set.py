@@ -180,7 +180,8 @@ def read_then(later: dict, steps: int) -> list[dict]:
 
 
 def first_read_after_plan(messages: list[dict]) -> str:
-    return apply_transform(messages, plan_transform(messages, Settings()))[1]["parts"][0]["state"]["output"]
+    settings = Settings(schedule="fixed")
+    return apply_transform(messages, plan_transform(messages, settings))[1]["parts"][0]["state"]["output"]
 
 
 def test_a_read_superseded_by_a_reread_is_cut_at_the_next_jump() -> None:

@@ -50,6 +50,7 @@ from deepmem.config import config_problem, fall_back_to_defaults, load_config, m
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
+from deepmem.prices import PriceModel, family_of, family_of_messages, from_opencode
 from deepmem.redact import redactor_for
 from deepmem.types import Message, Settings
 
@@ -105,8 +106,8 @@ class Engine:
                 return self.hello(version, protocol)
             case Transform():
                 return self.transform(request)
-            case System(system=system, session=session, context=context):
-                return self.system(system, session, context)
+            case System(system=system, session=session, context=context, model=model):
+                return self.system(system, session, context, model)
             case Compacting(session=session):
                 return self.compacting(session)
             case Event(type=kind, session=session):
@@ -173,7 +174,12 @@ class Engine:
             raise
         # The plugin's transport digests already name each message's content.
         settings = self.session_settings(request.session)
-        plan = plan_transform(messages, settings, digests=[digest.encode() for digest in state.digests])
+        plan = plan_transform(
+            messages,
+            settings,
+            digests=[digest.encode() for digest in state.digests],
+            prices=self.session_prices(request.session, messages),
+        )
         self.store_originals(plan)
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
@@ -202,6 +208,16 @@ class Engine:
         if self.settings.context_window or not window:
             return self.settings
         return msgspec.structs.replace(self.settings, context_window=window)
+
+    def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
+        """The prices the session's jumps are weighed with: `[cost]`, else the model's own as
+        OpenCode passed them, else the family the model or the messages name."""
+        model = self.session(session_id).model
+        family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
+        if family is None or family.name == "unknown":
+            family = family_of_messages(messages)
+        own = from_opencode(model, family) if model else None
+        return self.config.cost.prices(own or family) or own or family
 
     def store_originals(self, plan: Plan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
@@ -244,13 +260,17 @@ class Engine:
 
     # system, compaction, events ---------------------------------------------------------
 
-    def system(self, system: list[str], session_id: str, context: int = 0) -> SystemReply:
+    def system(
+        self, system: list[str], session_id: str, context: int = 0, model: dict[str, Any] | None = None
+    ) -> SystemReply:
         """The session's stable block (frozen at its first step), for the main requests only;
-        notes the window of the model that answers them."""
+        notes the window and prices of the model that answers them."""
         if not session_id or is_side_request(system):
             return SystemReply(append=[])
         if context > 0:
             self.session(session_id).context_window = context
+        if model:
+            self.session(session_id).model = model
         block = self.stable_block(session_id)
         return SystemReply(append=[block] if block else [])
 

@@ -73,6 +73,8 @@ class System(Request, tag="system"):
     session: str = ""
     context: int = 0
     """The model's context window in tokens (`input.model.limit.context`); 0 when unknown."""
+    model: dict[str, Any] = {}
+    """The model's `id`, `providerID` and `cost` (dollars per million tokens: input, cache read/write)."""
 
 
 class Compacting(Request, tag="compacting"):

@@ -37,6 +37,8 @@ class SessionState(msgspec.Struct):
     toasted: bool = False
     context_window: int = 0
     """The window of the model that answers this session's main requests; 0 when unknown."""
+    model: dict[str, Any] = {}
+    """That model's id, provider and prices as OpenCode passed them; empty when unknown."""
     saved: dict[str, int] = {}
     """Totals of the latest plan: tokens_before, tokens_after, parts, compressed, step."""
 

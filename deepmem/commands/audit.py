@@ -19,6 +19,7 @@ from deepmem.audit import SessionAudit, audit_session, top_savers
 from deepmem.cli import add_root
 from deepmem.config import load_settings
 from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
+from deepmem.prices import REPORTED
 from deepmem.types import InputError, Message
 
 EXIT_OK, EXIT_SKIPPED, EXIT_NOTHING = 0, 1, 2
@@ -184,7 +185,8 @@ def format_row(result: SessionAudit) -> str:
     return (
         f"{label:<31}{result.steps:>6}{result.tokens_without:>12,}{ratio(result.tokens_with, result.tokens_without):>8}"
         f"{result.final_without:>10,}{ratio(result.final_with, result.final_without):>8}"
-        f"{ratio(result.cost_with, result.cost_without):>8}{result.support:>9.1%}  {savers}"
+        + "".join(f"{ratio(result.cost_with.get(name, 0.0), result.cost_without.get(name, 0.0)):>11}" for name in REPORTED)
+        + f"{result.support:>9.1%}  {savers}"
     )
 
 
@@ -194,15 +196,17 @@ def format_report(results: list[SessionAudit]) -> str:
         return "no sessions to audit\n"
     header = (
         f"{'session':<31}{'steps':>6}{'tokens sent':>12}{'with':>8}{'last step':>10}{'with':>8}"
-        f"{'cost':>8}{'support':>9}  top compressors"
+        + "".join(f"{name:>11}" for name in REPORTED)
+        + f"{'support':>9}  top compressors"
     )
     rule = "-" * len(header)
     total = total_of(results)
     lines = [header, rule, *map(format_row, results), rule, format_row(total), ""]
     lines.append(
         "tokens: deepmem's estimate, summed over every step and at the last step, without deepmem and"
-        " with it (×); cost: warm prompt cache (repeated prefix 0.1×, the rest 1.25×), with against"
-        " without; support: share of the lines the next step quotes from earlier tool output that it"
+        " with it (×); cost, per price model (anthropic, openai, gemini: deepmem.prices.FAMILIES): warm"
+        " prompt cache (repeated prefix at the cache-read price, the rest at the write price; cold after"
+        " the cache's lifetime), with deepmem scheduled for those prices against without; support: share of the lines the next step quotes from earlier tool output that it"
         " could still see."
     )
     lines.append("saved most at the last step (estimated tokens):")

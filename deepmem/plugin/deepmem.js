@@ -546,6 +546,14 @@ function contextWindow(model) {
   return Number.isInteger(context) && context > 0 ? context : 0;
 }
 
+// What the engine prices a session's jumps with: the model's id, provider and prices
+// (OpenCode's `model.cost`, dollars per million tokens); {} when OpenCode passes no model.
+function modelFacts(model) {
+  if (!model || typeof model !== "object") return {};
+  const { id, providerID, cost } = model;
+  return { id: String(id ?? ""), providerID: String(providerID ?? ""), cost: cost && typeof cost === "object" ? cost : {} };
+}
+
 // `options.clock` replaces the system clock (tests); OpenCode passes no such option.
 export const DeepmemPlugin = async (input, options) => {
   if (process.env.DEEPMEM_DISABLE === "1") return {};
@@ -577,7 +585,13 @@ export const DeepmemPlugin = async (input, options) => {
       // system prompt at the second one.
       const first = !answeredSystem.has(hookInput.sessionID);
       const reply = await engine.request(
-        { op: "system", session: hookInput.sessionID, system: output.system, context: contextWindow(hookInput.model) },
+        {
+          op: "system",
+          session: hookInput.sessionID,
+          system: output.system,
+          context: contextWindow(hookInput.model),
+          model: modelFacts(hookInput.model),
+        },
         first ? Math.max(engine.settings.deadlineMs, FIRST_SYSTEM_DEADLINE_MS) : engine.settings.deadlineMs,
       );
       if (!reply?.ok) return;

@@ -1,0 +1,76 @@
+"""The cheapest schedule of jumps in hindsight, by dynamic programming over jump points.
+
+The online schedule (`deepmem.jumps`) decides each jump knowing only the steps so far.
+In hindsight, knowing every step of the session, the cheapest schedule under the same
+cost model is found exactly: the state before step t is the boundary b in force, and
+step t either keeps it or jumps to t − tail_steps. A step's cost depends only on b and
+the jump (`step_cost`), so the table V[t][b] of the cheapest cost of steps t…S is filled
+backwards in O(S²). The replay then runs the pipeline with the schedule found, same
+compressors and prices, and bills it like every other contender.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deepmem.jumps import PRESSURE_SHARE, Sizes, request_tokens
+from deepmem.prices import PriceModel
+from deepmem.types import Settings
+
+
+def step_cost(sizes: Sizes, step: int, boundary: int, target: int, read: float) -> float:
+    """Model cost (write-price units) of request `step` moving from `boundary` to `target` (= stays when equal)."""
+    if sizes.cold[step]:
+        return float(request_tokens(sizes, step, target))
+    if target == boundary:
+        return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
+    rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
+    return read * sizes.probed[boundary] + rewritten
+
+
+def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, prices: PriceModel) -> float:
+    """Model cost of a whole session under a given schedule (jumps made at target + tail_steps)."""
+    made = {jump + settings.tail_steps: jump for jump in jumps if jump > 0}
+    total, boundary = 0.0, 0
+    for step in range(1, len(sizes.tokens)):
+        target = made.get(step, boundary)
+        total += step_cost(sizes, step, boundary, target, prices.read)
+        boundary = target
+    return total
+
+
+def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
+    """The schedule of least model cost knowing the whole session (requests kept under the window)."""
+    steps = len(sizes.tokens) - 1
+    read, tail = prices.read, settings.tail_steps
+    tokens = np.asarray(sizes.tokens, dtype=np.float64)
+    probed = np.asarray(sizes.probed, dtype=np.float64)
+    limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
+    boundaries = np.arange(steps + 1)
+    later = np.zeros(steps + 1)
+    choice = np.zeros((steps + 1, steps + 1), dtype=bool)
+    for step in range(steps, 0, -1):
+        request = probed + tokens[step] - tokens
+        if sizes.cold[step]:
+            stay = request.copy()
+        else:
+            stay = read * (probed + tokens[step - 1] - tokens) + tokens[step] - tokens[step - 1]
+        stay = np.where(request > limit, np.inf, stay) + later
+        target = step - tail
+        now = stay
+        if target > 0:
+            if sizes.cold[step]:
+                jump = np.full(steps + 1, probed[target] + tokens[step] - tokens[target])
+            else:
+                jump = read * probed + probed[target] - probed + tokens[step] - tokens[target]
+            jump = jump + later[target]
+            better = (boundaries < target) & (jump < stay)
+            choice[step] = better
+            now = np.where(better, jump, stay)
+        later = now
+    jumps, boundary = [0], 0
+    for step in range(1, steps + 1):
+        if choice[step, boundary]:
+            boundary = step - tail
+            jumps.append(boundary)
+    return tuple(jumps)

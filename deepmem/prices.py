@@ -1,0 +1,149 @@
+"""What a request costs: a price model per token (input, cache read, cache write) and the cache's lifetime.
+
+The schedule of boundary jumps weighs what a jump saves at the cache-read price against
+what it rewrites at the cache-write price, so it needs the user's own prices. They come,
+first found first used, from `[cost]` in config.toml, from the model OpenCode hands the
+plugin (`model.cost`, dollars per million tokens), from the provider family named in the
+messages (`providerID` / `modelID`), and last from the cautious end of every family: the
+deepest cache discount, the highest write premium and the longest lifetime, so that an
+unknown provider is never cut more eagerly than a known one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import msgspec
+
+from deepmem.types import Message
+
+log = logging.getLogger("deepmem.prices")
+
+MAX_INPUT_PRICE = 1_000.0
+"""Dollars per million input tokens above which a price is taken for a mistake."""
+MAX_WRITE_PREMIUM = 5.0
+"""A cache write dearer than this many times the input price is taken for a mistake."""
+
+
+class PriceModel(msgspec.Struct, frozen=True):
+    """Prices per million tokens and how long a cached prefix lives without being used."""
+
+    name: str
+    input: float
+    """An input token the provider has not cached (no write premium)."""
+    cache_read: float
+    """An input token that repeats a cached prefix."""
+    cache_write: float
+    """An input token written to the cache (the input price when there is no premium)."""
+    ttl_seconds: int
+    """Idle time after which the cached prefix is gone and the next request pays in full."""
+
+    @property
+    def read(self) -> float:
+        """The cache-read price as a share of the write price (what a cached token costs)."""
+        return self.cache_read / self.cache_write
+
+    @property
+    def write(self) -> float:
+        """The write price in its own unit (1.0): every cost the schedule weighs is relative."""
+        return 1.0
+
+
+FAMILIES: dict[str, PriceModel] = {
+    "anthropic": PriceModel("anthropic", 3.0, 0.30, 3.75, 300),
+    "openai": PriceModel("openai", 1.25, 0.125, 1.25, 300),
+    "deepseek": PriceModel("deepseek", 0.28, 0.028, 0.28, 3_600),
+    "gemini": PriceModel("gemini", 1.25, 0.3125, 1.25, 300),
+    "unknown": PriceModel("unknown", 1.0, 0.1, 1.25, 3_600),
+}
+"""Provider families: Anthropic (write 1.25×, read 0.1×, 5-minute cache), OpenAI and DeepSeek
+(read 0.1×, no write premium; DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and
+the cautious end of them all for a provider we do not know."""
+
+REPORTED = ("anthropic", "openai", "gemini")
+"""The price models every cost report shows, besides any other asked for."""
+
+FAMILY_WORDS = (
+    ("anthropic", ("anthropic", "claude")),
+    ("openai", ("openai", "gpt", "o1", "o3", "o4", "codex")),
+    ("deepseek", ("deepseek",)),
+    ("gemini", ("google", "gemini", "vertex")),
+)
+"""Words in a provider or model id that name its family (the model id decides over a router's name)."""
+
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """Log a fallback once per process."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
+
+
+def family_of(provider: str, model: str) -> PriceModel:
+    """The family of a provider / model id pair; `unknown` when neither names one."""
+    for text in (model.lower(), provider.lower()):
+        for family, words in FAMILY_WORDS:
+            if any(word in text for word in words):
+                return FAMILIES[family]
+    return FAMILIES["unknown"]
+
+
+def family_of_messages(messages: list[Message]) -> PriceModel:
+    """The family of the newest assistant message that names its provider or model."""
+    for message in reversed(messages):
+        info = message["info"]
+        provider, model = str(info.get("providerID") or ""), str(info.get("modelID") or "")
+        if provider or model:
+            return family_of(provider, model)
+    return FAMILIES["unknown"]
+
+
+def checked(prices: PriceModel, fallback: PriceModel) -> PriceModel:
+    """`prices` when they make sense, else `fallback` (the reason logged once)."""
+    problem = price_problem(prices)
+    if problem:
+        warn_once(f"prices {prices.name}: {problem}; using the {fallback.name} price model")
+        return fallback
+    return prices
+
+
+def price_problem(prices: PriceModel) -> str:
+    """Why a price model cannot be used ('' when it can)."""
+    values = (prices.input, prices.cache_read, prices.cache_write)
+    if not all(isinstance(value, (int, float)) and math.isfinite(value) for value in values):
+        return "a price is not a finite number"
+    if prices.input <= 0 or prices.cache_write <= 0:
+        return "input and cache-write prices must be above zero"
+    if prices.input > MAX_INPUT_PRICE:
+        return f"input price {prices.input:g} per million tokens is beyond belief"
+    if not 0 <= prices.cache_read <= prices.input:
+        return "the cache-read price must be between zero and the input price"
+    if not prices.input <= prices.cache_write <= prices.input * MAX_WRITE_PREMIUM:
+        return f"the cache-write price must be between the input price and {MAX_WRITE_PREMIUM:g} times it"
+    if prices.ttl_seconds <= 0:
+        return "the cache lifetime must be above zero"
+    return ""
+
+
+def from_opencode(model: Any, family: PriceModel) -> PriceModel | None:
+    """The prices OpenCode's model object carries (`cost.input`, `cost.cache.read/write`), or None.
+
+    OpenCode gives 0 for a price the catalogue does not know: a missing cache-read price
+    takes the family's share of the input price, a missing write price means no premium.
+    """
+    cost = model.get("cost") if isinstance(model, dict) else None
+    if not isinstance(cost, dict):
+        return None
+    cache = cost.get("cache") if isinstance(cost.get("cache"), dict) else {}
+    number = lambda value: float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0  # noqa: E731
+    price = number(cost.get("input"))
+    if price == 0 and not any(number(cache.get(key)) for key in ("read", "write")):
+        return None
+    read = number(cache.get("read")) or price * family.cache_read / family.input
+    write = number(cache.get("write")) or price
+    name = str(model.get("id") or family.name)
+    return checked(PriceModel(name, price, read, write, family.ttl_seconds), family)

@@ -1,0 +1,191 @@
+"""The priced schedule of boundary jumps and the price models it weighs (`deepmem.jumps`, `deepmem.prices`)."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import msgspec
+import pytest
+
+from bench.oracle import hindsight_jumps, schedule_cost
+from deepmem.history import message_steps
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, request_pauses, request_times
+from deepmem.pipeline import message_digest, plan_transform, step_sizes
+from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
+from deepmem.sessionio import read_session
+from deepmem.types import Settings
+
+from .conftest import FIXTURES
+
+DJANGO = FIXTURES / "sessions" / "django-15499.json"
+ANTHROPIC = FAMILIES["anthropic"]
+DEFAULTS = Settings()
+MINUTE = 60_000
+
+
+def sizes_of(messages: list[dict], settings: Settings = DEFAULTS, prices: PriceModel = ANTHROPIC) -> Sizes:
+    digests = [message_digest(message) for message in messages]
+    return step_sizes(messages, digests, message_steps(messages), settings, prices)
+
+
+def django() -> list[dict]:
+    return read_session(str(DJANGO)).messages
+
+
+def with_times(messages: list[dict], pause_after_step: int, pause_ms: int) -> list[dict]:
+    """The session's messages with every timestamp after assistant `pause_after_step` moved later."""
+    shifted, steps = [], message_steps(messages)
+    for message, step in zip(messages, steps, strict=True):
+        if step > pause_after_step or (step == pause_after_step and message["info"]["role"] == "user"):
+            message = orjson_copy(message)
+            move(message, pause_ms)
+        shifted.append(message)
+    return shifted
+
+
+def orjson_copy(value):
+    return msgspec.json.decode(msgspec.json.encode(value))
+
+
+def move(value, delta: int) -> None:
+    """Add `delta` to every integer timestamp under a `time` key, in place."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "time" and isinstance(item, dict):
+                for name, stamp in item.items():
+                    if isinstance(stamp, int):
+                        item[name] = stamp + delta
+            else:
+                move(item, delta)
+    elif isinstance(value, list):
+        for item in value:
+            move(item, delta)
+
+
+def test_families_are_named_by_model_before_router() -> None:
+    assert family_of("openrouter", "google/gemini-3-pro-preview").name == "gemini"
+    assert family_of("anthropic", "claude-sonnet-4").name == "anthropic"
+    assert family_of("deepseek", "deepseek-chat").name == "deepseek"
+    assert family_of("acme", "mystery-1").name == "unknown"
+    assert family_of_messages(django()).name == "gemini"
+    assert family_of_messages([]).name == "unknown"
+
+
+@pytest.mark.parametrize(
+    "cost",
+    [
+        {"input": 0, "cache": {"read": 0, "write": 0}},
+        {"input": -3, "cache": {"read": 0.3}},
+        {"input": math.inf},
+        {"input": 5_000},
+        {"input": 3, "cache": {"read": 9}},
+        {"input": 3, "cache": {"write": 1}},
+        {"input": 3, "cache": {"write": 300}},
+    ],
+)
+def test_absurd_opencode_prices_fall_back_to_the_family(cost: dict, caplog) -> None:
+    """Missing, zero, negative, infinite or absurd prices: the family's model, the reason logged once."""
+    family = FAMILIES["openai"]
+    with caplog.at_level(logging.WARNING, logger="deepmem.prices"):
+        found = from_opencode({"id": "m", "cost": cost}, family)
+    assert found is None or found == family
+
+
+def test_opencode_prices_are_taken_and_completed() -> None:
+    """OpenCode's prices per million tokens are used; a missing write price means no premium."""
+    own = from_opencode({"id": "gpt-x", "cost": {"input": 2.0, "output": 8.0, "cache": {"read": 0.5}}}, FAMILIES["openai"])
+    assert own == PriceModel("gpt-x", 2.0, 0.5, 2.0, FAMILIES["openai"].ttl_seconds)
+    no_read = from_opencode({"id": "c", "cost": {"input": 3.0, "cache": {"write": 3.75}}}, ANTHROPIC)
+    assert no_read is not None and no_read.cache_read == pytest.approx(0.3)
+
+
+def test_the_schedule_is_deterministic_and_never_jumps_into_the_tail() -> None:
+    messages = django()
+    settings = Settings()
+    first = priced_jumps(sizes_of(messages), settings, ANTHROPIC)
+    assert first == priced_jumps(sizes_of(messages), settings, ANTHROPIC)
+    steps = message_steps(messages)[-1]
+    assert first[0] == 0 and list(first) == sorted(set(first)) and first[-1] <= steps - settings.tail_steps
+    # A decision reads only its own past: the schedule of a prefix is a prefix of the schedule.
+    half = messages[: len(messages) // 2]
+    early = priced_jumps(sizes_of(half), settings, ANTHROPIC)
+    assert first[: len(early)] == early
+
+
+def test_cheaper_cache_reads_make_cuts_pay_sooner() -> None:
+    """Under Gemini's dearer reads (0.25×) a cut repays faster than under Anthropic's (0.1× with a write premium)."""
+    sizes = sizes_of(django())
+    anthropic = priced_jumps(sizes, Settings(), ANTHROPIC)
+    gemini = priced_jumps(sizes, Settings(), FAMILIES["gemini"])
+    assert anthropic[1] > gemini[1]
+
+
+def test_a_long_pause_is_a_free_deep_cut() -> None:
+    """After a pause longer than the cache lives, the cache is cold: the schedule jumps there."""
+    messages = django()
+    quiet = priced_jumps(sizes_of(messages), Settings(), ANTHROPIC)
+    paused = with_times(messages, 20, 30 * MINUTE)
+    steps = message_steps(paused)
+    assert cold_steps(paused, steps, steps[-1], ANTHROPIC.ttl_seconds).index(True, 1) == 21
+    jumps = priced_jumps(sizes_of(paused), Settings(), ANTHROPIC)
+    assert 21 - Settings().tail_steps in jumps and jumps != quiet
+    # DeepSeek's cache outlives a 30-minute pause: no free cut there.
+    assert True not in cold_steps(paused, steps, steps[-1], FAMILIES["deepseek"].ttl_seconds)[1:]
+
+
+def test_no_timestamps_and_clock_skew_count_as_no_pause() -> None:
+    messages = django()
+    stripped = orjson_copy(messages)
+    for message in stripped:
+        message["info"].pop("time", None)
+        for part in message["parts"]:
+            (part.get("state") or {}).pop("time", None)
+    steps = message_steps(stripped)
+    assert cold_steps(stripped, steps, steps[-1], 300) == (True,) + (False,) * steps[-1]
+    backwards = with_times(messages, 10, -60 * MINUTE)
+    times = request_times(backwards, steps, steps[-1])
+    assert all(pause >= 0 for pause in request_pauses(times))
+    assert True not in cold_steps(backwards, steps, steps[-1], 300)[1:]
+
+
+def test_a_model_switch_makes_the_cache_cold() -> None:
+    """User turns asking for another model from some point on: the cache is cold once there, warm after."""
+    messages = orjson_copy(django())
+    users = [index for index, message in enumerate(messages) if message["info"]["role"] == "user"]
+    for index in users[1:]:
+        messages[index]["info"]["model"] = {"providerID": "anthropic", "modelID": "claude"}
+    steps = message_steps(messages)
+    cold = cold_steps(messages, steps, steps[-1], 10**9)
+    assert cold.count(True) == 2 and cold[steps[users[1]]]
+
+
+def test_window_pressure_forces_a_jump_whatever_the_price() -> None:
+    """With reads free of charge no cut would pay, yet a small window still forces jumps."""
+    free = PriceModel("free-reads", 1.0, 0.0, 1.0, 300)
+    sizes = sizes_of(django())
+    assert priced_jumps(sizes, Settings(), free) == (0,)
+    window = Settings(context_window=sizes.tokens[-1] // 2)
+    forced = priced_jumps(sizes, window, free)
+    assert len(forced) > 1
+    boundary = 0
+    for step in range(1, len(sizes.tokens)):
+        if step - window.tail_steps in forced:
+            boundary = step - window.tail_steps
+        assert sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary] <= window.context_window or (
+            step - window.tail_steps <= boundary
+        )
+
+
+def test_the_hindsight_schedule_is_never_dearer_than_the_online_ones() -> None:
+    sizes, settings = sizes_of(django()), Settings()
+    for prices in (ANTHROPIC, FAMILIES["openai"], FAMILIES["gemini"]):
+        best = schedule_cost(sizes, hindsight_jumps(sizes, settings, prices), settings, prices)
+        for jumps in (priced_jumps(sizes, settings, prices), fixed_jumps(len(sizes.tokens) - 1, settings), (0,)):
+            assert best <= schedule_cost(sizes, jumps, settings, prices) + 1e-6
+
+
+def test_imposed_jumps_are_followed() -> None:
+    messages = django()
+    plan = plan_transform(messages, Settings(), jumps=(0, 7, 30))
+    assert plan.layout.boundary == 30 and plan.layout.jumps == (0, 7, 30)
