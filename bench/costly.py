@@ -3,12 +3,12 @@
 Each session is replayed step by step with and without deepmem (default settings, o200k
 tokens). A step's extra cost is deepmem's warm-cache cost at that step minus no
 compression's. A boundary jump rewrites the newly old steps and everything after them,
-so its step pays the rewrite at 1.25× instead of 0.1×; the steps after it repay that by
+so its step pays the rewrite at the write price instead of the read price; the steps after it repay that by
 sending fewer (cached) tokens. Each jump's segment runs from it to the step before the
 next jump; a session costs more when some segments never repay their jump. Causes named:
 
 - `short`: the session ends before its first jump is repaid (a jump repays its rewrite
-  at a tenth of the tokens it saves per step, since a saved token was a cached one);
+  at the read price of the tokens it saves per step, since a saved token was a cached one);
 - `late jump`: a later jump comes too close to the end to be repaid;
 - `small gain`: a jump that would need over 20 steps to repay: it rewrote a long prefix
   to save few tokens per step;
@@ -17,7 +17,7 @@ next jump; a session costs more when some segments never repay their jump. Cause
 
 A session is named by the jump that lost the most.
 
-    python -m bench.costly [--corpus DIR] [--sessions N] [--json]
+    python -m bench.costly [--corpus DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--json]
 """
 
 from __future__ import annotations
@@ -28,15 +28,17 @@ from pathlib import Path
 
 import msgspec
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpus import load_messages, session_paths
+from bench.replay import CORPORA, parse_models
 from bench.strategies import Deepmem, Uncompressed
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter
-from deepmem.history import layout, step_indexes
+from deepmem.history import message_steps, step_indexes
+from deepmem.jumps import request_pauses, request_times
+from deepmem.pipeline import plan_transform
+from deepmem.prices import REPORTED, PriceModel
 from deepmem.types import Message, Settings
 
-CACHED_SHARE = 0.1
-"""A token saved after a jump would have been a cached token: it saves 0.1 of a token's price."""
 SLOW_PAYBACK_STEPS = 20
 """A jump needing more steps than this to repay its rewrite gained little for what it rewrote."""
 
@@ -58,21 +60,28 @@ class Segment(msgspec.Struct):
     """Mean tokens fewer than no compression over the segment's steps."""
 
 
-def step_costs(messages: list[Message], settings: Settings, counter: TokenCounter) -> list[tuple[int, float, float, int, int]]:
-    """Per step: (boundary, extra warm-cost, uncached tokens of deepmem, deepmem tokens, raw tokens)."""
+def step_costs(
+    messages: list[Message], settings: Settings, prices: PriceModel, counter: TokenCounter
+) -> list[tuple[int, float, float, int, int]]:
+    """Per step: (boundary, extra warm cost in tokens at the write price, uncached tokens of deepmem,
+    deepmem tokens, raw tokens)."""
     raw, packed = Meter(), Meter()
-    none, deepmem = Uncompressed(), Deepmem(settings)
+    none, deepmem = Uncompressed(), Deepmem(settings, prices=prices)
+    steps = message_steps(messages)
+    pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
     rows = []
     for index in step_indexes(messages):
         history = messages[:index]
         costs = []
         for meter, player in ((raw, none), (packed, deepmem)):
-            before = meter.warm_cost, meter.cached_tokens, meter.tokens
+            before = meter.cost(prices), meter.cached_tokens, meter.tokens
             units = player.context(history)
-            meter.add(units, counter.count_many(units))
-            costs.append((meter.warm_cost - before[0], meter.tokens - before[2] - (meter.cached_tokens - before[1]), meter.final_tokens))
+            meter.add(units, counter.count_many(units), pause_ms=pauses[steps[index] - 1])
+            spent = (meter.cost(prices) - before[0]) / prices.cache_write
+            costs.append((spent, meter.tokens - before[2] - (meter.cached_tokens - before[1]), meter.final_tokens))
         (raw_cost, _, raw_tokens), (packed_cost, uncached, packed_tokens) = costs
-        rows.append((layout(history, settings).boundary, packed_cost - raw_cost, uncached, packed_tokens, raw_tokens))
+        boundary = plan_transform(history, settings, prices=prices).layout.boundary
+        rows.append((boundary, packed_cost - raw_cost, uncached, packed_tokens, raw_tokens))
     return rows
 
 
@@ -89,7 +98,7 @@ def segments(rows: list[tuple[int, float, float, int, int]]) -> list[Segment]:
     return found
 
 
-def jump_losses(parts: list[Segment]) -> list[tuple[str, float]]:
+def jump_losses(parts: list[Segment], read: float) -> list[tuple[str, float]]:
     """Per boundary jump not repaid by the end: its kind and what it lost, in token-cost units.
 
     A jump's gain per step is what its segment saves beyond the previous segment; it repays
@@ -100,8 +109,8 @@ def jump_losses(parts: list[Segment]) -> list[tuple[str, float]]:
         if segment.boundary == 0:
             continue
         remaining = sum(later.steps for later in parts[number:]) - 1
-        payback = segment.paid / (CACHED_SHARE * gain) if gain else float("inf")
-        loss = segment.paid - CACHED_SHARE * gain * remaining
+        payback = segment.paid / (read * gain) if gain else float("inf")
+        loss = segment.paid - read * gain * remaining
         if loss > 0:
             kind = "small gain" if payback > SLOW_PAYBACK_STEPS else ("short" if number <= 1 else "late jump")
             losses.append((kind, loss))
@@ -114,32 +123,36 @@ def gains(parts: list[Segment]) -> list[float]:
     return [max(segment.saved_per_step - previous, 0.0) for segment, previous in zip(parts, before, strict=True)]
 
 
-def cause(parts: list[Segment]) -> str:
+def cause(parts: list[Segment], read: float) -> str:
     """The kind of the jump that lost the most (see the module docstring)."""
-    losses = jump_losses(parts)
+    losses = jump_losses(parts, read)
     return max(losses, key=lambda item: item[1])[0] if losses else "before the first jump"
 
 
-def analyse(paths: list, settings: Settings) -> dict:
+def analyse(paths: list, settings: Settings, prices: PriceModel) -> dict:
     """Every session's cost ratio; for the costly ones, their segments and cause."""
     counter = TokenCounter()
     sessions = []
     for number, path in enumerate(paths, 1):
         print(f"\r{number}/{len(paths)}", end="", file=sys.stderr, flush=True)
-        rows = step_costs(load_messages(path), settings, counter)
+        rows = step_costs(load_messages(path), settings, prices, counter)
         parts = segments(rows)
         extra = sum(row[1] for row in rows)
         sessions.append({"session": path.stem, "steps": len(rows), "extra_cost": extra, "segments": parts})
     print(file=sys.stderr)
     costly = [row for row in sessions if row["extra_cost"] > 0]
     for row in costly:
-        row["cause"] = cause(row["segments"])
-    return {"sessions": len(sessions), "costly": costly}
+        row["cause"] = cause(row["segments"], prices.read)
+    return {"sessions": len(sessions), "prices": prices.name, "costly": costly}
 
 
 def format_analysis(result: dict) -> str:
     """One block per costly session: its cause and each jump's cost and repayment."""
-    lines = [f"{len(result['costly'])} of {result['sessions']} sessions cost more with deepmem (warm cache)", ""]
+    lines = [
+        f"{len(result['costly'])} of {result['sessions']} sessions cost more with deepmem "
+        f"(warm cache, {result['prices']} prices; costs in tokens at the write price)",
+        "",
+    ]
     for row in result["costly"]:
         lines.append(f"{row['session']}: {row['steps']} steps, +{row['extra_cost']:,.0f} token-cost units, cause: {row['cause']}")
         for segment, gain in zip(row["segments"], gains(row["segments"]), strict=True):
@@ -161,12 +174,16 @@ def format_analysis(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Analyse and print (or print JSON)."""
     parser = argparse.ArgumentParser(prog="python -m bench.costly", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="folder of exported sessions")
-    parser.add_argument("--sessions", type=int, help="only the first N sessions (by name)")
+    parser.add_argument("--corpus", type=Path, action="append", help="folder of exported sessions (repeatable; default: all three)")
+    parser.add_argument("--sessions", type=int, help="only the first N sessions (by name) of each corpus")
+    parser.add_argument("--prices", type=parse_models, default=parse_models(",".join(REPORTED)), help="price models, comma-separated")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = analyse(session_paths(args.corpus, args.sessions), Settings())
-    print(msgspec.json.encode(result).decode() if args.json else format_analysis(result), end="\n" if args.json else "")
+    for corpus in args.corpus or CORPORA:
+        for prices in args.prices:
+            result = analyse(session_paths(corpus, args.sessions), Settings(), prices)
+            result["corpus"] = str(corpus)
+            print(msgspec.json.encode(result).decode() if args.json else f"{corpus}\n{format_analysis(result)}")
     return 0
 
 

@@ -13,19 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from deepmem.jumps import PRESSURE_SHARE, Sizes, request_tokens
+from deepmem.jumps import PRESSURE_SHARE, Sizes, step_cost
 from deepmem.prices import PriceModel
 from deepmem.types import Settings
-
-
-def step_cost(sizes: Sizes, step: int, boundary: int, target: int, read: float) -> float:
-    """Model cost (write-price units) of request `step` moving from `boundary` to `target` (= stays when equal)."""
-    if sizes.cold[step]:
-        return float(request_tokens(sizes, step, target))
-    if target == boundary:
-        return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
-    rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
-    return read * sizes.probed[boundary] + rewritten
 
 
 def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, prices: PriceModel) -> float:

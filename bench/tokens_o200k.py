@@ -13,8 +13,11 @@ import gzip
 import hashlib
 from pathlib import Path
 
-import tiktoken
-from tiktoken_ext import openai_public
+try:
+    import tiktoken
+    from tiktoken_ext import openai_public
+except ImportError:  # one line, not a traceback: what to install
+    raise SystemExit("bench: exact token counts need the bench extra: pip install -e '.[bench]'") from None
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 """sha256 of the uncompressed `o200k_base.tiktoken`, as tiktoken verifies its download."""

@@ -167,6 +167,16 @@ def jump_reason(sizes: Sizes, step: int, boundary: int, waited: float, settings:
     return ""
 
 
+def step_cost(sizes: Sizes, step: int, boundary: int, target: int, read: float) -> float:
+    """Estimated cost (write-price units) of request `step` moving from `boundary` to `target` (equal: no jump)."""
+    if sizes.cold[step]:
+        return float(request_tokens(sizes, step, target))
+    if target == boundary:
+        return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
+    rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
+    return read * sizes.probed[boundary] + rewritten
+
+
 def priced_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
     """The boundaries the priced schedule jumps to, from 0 up to the current one.
 
