@@ -106,9 +106,14 @@ def provision_config_dir(folder: Path) -> None:
     (folder / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
 
 
-def opencode_config(base_url: str, *, auto_compaction: bool, context_limit: int, output_limit: int) -> dict[str, Any]:
-    """The project's opencode.json: provider `fake` at the fake model, every permission allowed."""
-    model = {"name": "Fake", "limit": {"context": context_limit, "output": output_limit}}
+def opencode_config(
+    base_url: str, *, auto_compaction: bool, context_limit: int, output_limit: int, cost: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """The project's opencode.json: provider `fake` at the fake model (with `cost`, its prices per
+    million tokens, when given), every permission allowed."""
+    model: dict[str, Any] = {"name": "Fake", "limit": {"context": context_limit, "output": output_limit}}
+    if cost:
+        model["cost"] = cost
     return {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
@@ -256,6 +261,7 @@ def make_project(
     output_limit: int = 2000,
     git: bool = True,
     env: dict[str, str] | None = None,
+    cost: dict[str, float] | None = None,
 ) -> Project:
     """Create `base/name` (copied from `copy_from`, plus `files`) wired to `llm`, with its own HOME.
 
@@ -271,7 +277,7 @@ def make_project(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     config = opencode_config(
-        llm.base_url, auto_compaction=auto_compaction, context_limit=context_limit, output_limit=output_limit
+        llm.base_url, auto_compaction=auto_compaction, context_limit=context_limit, output_limit=output_limit, cost=cost
     )
     (root / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
     for folder in (root / ".opencode", home / ".config" / "opencode", home / "managed"):
