@@ -9,10 +9,8 @@ opencode.json, which OpenCode hands the plugin. The fake model records every req
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from tests.e2e.test_working_set_e2e import FILES, PROMPT, bash, quoted, request_tokens, session_script
+from tests.e2e.test_working_set_e2e import bash, quoted, request_tokens, run_both, session_script
 
 PAUSE_AT = 20
 """Index of the scripted step that pauses (a command outlasting the cache)."""
@@ -56,17 +54,8 @@ def warm_cost(requests: list[str]) -> float:
 
 def test_jumps_pay_and_the_pause_cuts_deep(opencode_project) -> None:
     script = paused_script()
-    plain = opencode_project(script, files=FILES, context_limit=CONTEXT_LIMIT, cost=PRICES)
-    assert plain.run(PROMPT).ok
-    project = opencode_project(script, files=FILES, env=ENGINE_ENV, context_limit=CONTEXT_LIMIT, cost=PRICES)
-    done = subprocess.run(
-        [sys.executable, "-m", "deepmem", "init", "--root", str(project.root)], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    run = project.run(PROMPT)
-    assert run.ok, run.stderr[-3000:]
+    plain, project = run_both(opencode_project, script, ENGINE_ENV, context_limit=CONTEXT_LIMIT, cost=PRICES)
     llm = project.llm
-    assert llm.steps_played() == len(script)
     requests = {request.step: request for request in llm.agent_requests()}
     for index, step in enumerate(script):
         if step.get("tool") == "edit":

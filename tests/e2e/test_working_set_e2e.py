@@ -179,19 +179,25 @@ def prefix_stability(llm: FakeLLM) -> float:
     return shared / total
 
 
-def test_each_edit_sees_the_lines_it_quotes_and_the_session_costs_half(opencode_project) -> None:
-    script = session_script()
-    plain = opencode_project(script, files=FILES, context_limit=CONTEXT_LIMIT)
+def run_both(opencode_project, script: list[dict], env: dict[str, str], **options):
+    """The script played without the plugin, then with it (`deepmem init`); both projects."""
+    plain = opencode_project(script, files=FILES, **options)
     assert plain.run(PROMPT).ok
-    project = opencode_project(script, files=FILES, env=ENGINE_ENV, context_limit=CONTEXT_LIMIT)
+    project = opencode_project(script, files=FILES, env=env, **options)
     done = subprocess.run(
         [sys.executable, "-m", "deepmem", "init", "--root", str(project.root)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     run = project.run(PROMPT)
     assert run.ok, run.stderr[-3000:]
+    assert project.llm.steps_played() == len(script)
+    return plain, project
+
+
+def test_each_edit_sees_the_lines_it_quotes_and_the_session_costs_half(opencode_project) -> None:
+    script = session_script()
+    plain, project = run_both(opencode_project, script, ENGINE_ENV, context_limit=CONTEXT_LIMIT)
     llm = project.llm
-    assert llm.steps_played() == len(script)
     edits = [(index, step["args"]["oldString"]) for index, step in enumerate(script) if step.get("tool") == "edit"]
     requests = {request.step: request for request in llm.agent_requests()}
     for index, old in edits:
