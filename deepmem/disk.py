@@ -18,6 +18,7 @@ from pathlib import Path
 from filelock import FileLock
 
 LOCK_NAME = ".lock"
+TEMP_SUFFIX = ".tmp"
 PUBLIC = 0o644
 PRIVATE = 0o600
 """Mode of files that may hold session content (raw transcripts, CCR originals, stats)."""
@@ -48,9 +49,9 @@ def fsync_dir(folder: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes, mode: int = PUBLIC) -> None:
-    """Replace path's bytes all at once: temp file, fsync, rename, fsync of the folder."""
+    """Replace path's bytes all at once: temp file (named with the writer's pid), fsync, rename, fsync of the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

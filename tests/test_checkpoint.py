@@ -12,6 +12,7 @@ from deepmem.checkpoints.api import compact, resume_block
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
+from deepmem.sealed import MAGIC, read_sealed
 from deepmem.tokens import estimate_tokens
 
 from .conftest import FIXTURES
@@ -36,7 +37,9 @@ def test_compact_writes_checkpoint_files_log_and_prompt(tmp_path: Path) -> None:
         str(memory / "sessions" / SID / "checkpoint.md"),
         str(memory / "checkpoint.md"),
     ]
-    assert orjson.loads((memory / "sessions" / SID / "checkpoint.raw.json").read_bytes()) == MESSAGES
+    raw = memory / "sessions" / SID / "checkpoint.raw.json"
+    assert orjson.loads(read_sealed(raw)) == MESSAGES
+    assert raw.read_bytes().startswith(MAGIC) and b"django" not in raw.read_bytes()
     checkpoint = (memory / "checkpoint.md").read_text(encoding="utf-8")
     assert [line[3:] for line in checkpoint.splitlines() if line.startswith("## ")] == list(SECTIONS)
     assert "`django/db/migrations/operations/models.py`" in checkpoint

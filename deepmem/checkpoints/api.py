@@ -56,7 +56,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
         if findings.candidates:
             add_notes(root, [(c.type, c.text) for c in findings.candidates], f"checkpoint {session_id}"[:40])
         result["scheduled"] = after_compaction(root)
-    except InputError as exc:
+    except DeepmemError as exc:
         result["error"] = str(exc)
     except OSError as exc:
         result["error"] = f"cannot write checkpoint: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")

@@ -23,6 +23,7 @@ from deepmem.config import memory_dir
 from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline
 from deepmem.redact import redactor_for
+from deepmem.sealed import SealError, read_sealed
 from deepmem.toolcalls.shell import first_program
 
 SEQUENCE = 3
@@ -57,8 +58,8 @@ def session_shapes(root: str | os.PathLike[str]) -> list[list[tuple[str, str]]]:
     sessions = []
     for path in session_files(root, RAW):
         try:
-            messages = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            messages = orjson.loads(read_sealed(path))
+        except (OSError, orjson.JSONDecodeError, SealError):
             continue
         calls = build_timeline(messages).calls if isinstance(messages, list) else ()
         sessions.append([(command_shape(c.command), c.command) for c in calls if c.command])
