@@ -31,6 +31,9 @@ HEAD_BYTES = len(MAGIC) + ID_BYTES
 KEY_BYTES = 32
 KEY_HEADER = b"deepmem-key-v1\n"
 KEY_FILE_BYTES = len(KEY_HEADER) + len(base64.urlsafe_b64encode(bytes(KEY_BYTES))) + 1
+RAW_TRANSCRIPT = "checkpoint.raw.json"
+PRIVATE_FILES = ("ccr/??/[!.]*", f"sessions/*/{RAW_TRANSCRIPT}")
+"""Globs, under `.deep-memory/`, of the files that are sealed: CCR originals and raw transcripts."""
 
 
 class SealError(DeepmemError):

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-from deepmem.checkpoints.store import RAW
 from deepmem.config import memory_dir
 from deepmem.disk import TEMP_SUFFIX, atomic_write, locked
-from deepmem.sealed import seal_plain_files
+from deepmem.sealed import PRIVATE_FILES, seal_plain_files
 
 SEALED_MARK = ".sealed-v1"
 """Written once every private file of the folder is sealed: later starts skip the scan."""
 UNNAMED_TEMP_AGE = 60.0
 """A temp file without a writer's pid (older releases) is left over once it is this old, in seconds."""
-
-
-def private_files(folder: Path) -> Iterator[Path]:
-    """Every file that holds session content in clear before sealing: CCR originals, raw transcripts."""
-    yield from (path for path in folder.glob("ccr/??/*") if not path.name.startswith("."))
-    yield from folder.glob(f"sessions/*/{RAW}")
 
 
 def writer_pid(name: str) -> int | None:
@@ -67,6 +59,6 @@ def start_up(root: str | os.PathLike[str]) -> dict[str, int]:
             path.unlink(missing_ok=True)
         sealed = 0
         if not (folder / SEALED_MARK).exists():
-            sealed = seal_plain_files(private_files(folder))
+            sealed = seal_plain_files(path for glob in PRIVATE_FILES for path in folder.glob(glob))
             atomic_write(folder / SEALED_MARK, b"")
     return {"temp_removed": len(leftovers), "sealed": sealed}

@@ -14,14 +14,14 @@ from deepmem.checkpoints.render import END_MARK, HEADER
 from deepmem.config import load_config, memory_dir
 from deepmem.disk import append_capped, atomic_write, prune_folders
 from deepmem.redact import redactor_for
-from deepmem.sealed import write_sealed
+from deepmem.sealed import RAW_TRANSCRIPT, write_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 100
 LATEST = "checkpoint.md"
-RAW = "checkpoint.raw.json"
+RAW = RAW_TRANSCRIPT
 LOG = ".compaction-log.jsonl"
 
 
