@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from deepmem.config import load_config
@@ -46,8 +46,12 @@ class Redactor:
 
     def __init__(self, enabled: bool = True, extra: tuple[str, ...] | list[str] = ()) -> None:
         self.enabled = enabled
-        rules = [*default_rules(), *(Rule("custom", re.compile(pattern)) for pattern in extra)]
-        self.table = [(rule.needles, rule.regex, _replacer(rule)) for rule in rules]
+        self.extra = [Rule("custom", re.compile(pattern)) for pattern in extra]
+
+    @cached_property
+    def table(self) -> list[tuple[tuple[str, ...], re.Pattern[str], Any]]:
+        """(needles, regex, replace) per rule, built on first use."""
+        return [(rule.needles, rule.regex, _replacer(rule)) for rule in (*default_rules(), *self.extra)]
 
     def text(self, text: str, found: list[tuple[str, str]] | None = None) -> str:
         """The text with every secret replaced by its marker; each (kind, secret) replaced is added to `found`."""

@@ -17,16 +17,13 @@ import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-import detect_secrets.plugins
-from detect_secrets.filters.heuristic import (
-    is_not_alphanumeric_string,
-    is_prefixed_with_dollar_sign,
-    is_sequential_string,
-    is_templated_secret,
-)
-from detect_secrets.plugins.base import RegexBasedDetector
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import RegexBasedDetector
 
 LEFT_OUT = {"IPPublicDetector", "PrivateKeyDetector"}
 """detect-secrets plugins not used: a public IP is not a secret; the private-key plugin flags only the header line."""
@@ -89,15 +86,22 @@ def is_secret_value(value: str) -> bool:
     `self.token`, `'test'`, `hashed123` stay).
     """
     value = unquote(value.strip("'\""))
-    if len(value) < MIN_VALUE or " " in value or is_templated_secret(value) or is_prefixed_with_dollar_sign(value):
+    filters = heuristic_filters()
+    if len(value) < MIN_VALUE or " " in value or filters.is_templated_secret(value) or filters.is_prefixed_with_dollar_sign(value):
         return False
-    if is_sequential_string(value) or is_not_alphanumeric_string(value) or PLACEHOLDER.search(value):
+    if filters.is_sequential_string(value) or filters.is_not_alphanumeric_string(value) or PLACEHOLDER.search(value):
         return False
     if WORD_AND_NUMBER.fullmatch(value) or (CODE.match(value) and not any(map(_is_random, value.split(".")))):
         return False
     classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
     symbols = any(not c.isalnum() for c in value)
     return classes + symbols >= 2 and any(c.isdigit() or not c.isalnum() for c in value)
+
+
+@lru_cache(maxsize=1)
+def heuristic_filters() -> ModuleType:
+    """detect-secrets' heuristic filters, imported on first use (detect-secrets takes ~50 ms to import)."""
+    return importlib.import_module("detect_secrets.filters.heuristic")
 
 
 def _slug(text: str) -> str:
@@ -107,11 +111,13 @@ def _slug(text: str) -> str:
 def detect_secrets_rules() -> list[Rule]:
     """A rule per regex of every detect-secrets regex plugin (kind: the plugin's secret type), hits
     confirmed by the plugin itself (so its own extra checks, e.g. a JWT's shape, apply)."""
+    plugins = importlib.import_module("detect_secrets.plugins")
+    base = importlib.import_module("detect_secrets.plugins.base").RegexBasedDetector
     rules = []
-    for module in pkgutil.iter_modules(detect_secrets.plugins.__path__):
-        loaded = importlib.import_module(f"{detect_secrets.plugins.__name__}.{module.name}")
+    for module in pkgutil.iter_modules(plugins.__path__):
+        loaded = importlib.import_module(f"{plugins.__name__}.{module.name}")
         for name, plugin in inspect.getmembers(loaded, inspect.isclass):
-            if (issubclass(plugin, RegexBasedDetector) and plugin.__module__ == loaded.__name__
+            if (issubclass(plugin, base) and plugin.__module__ == loaded.__name__
                     and not inspect.isabstract(plugin) and name not in LEFT_OUT):
                 check = _confirmed_by(plugin(), name in VALUE_SHAPED)
                 rules += [Rule(_slug(plugin.secret_type), regex, check=check) for regex in plugin.denylist]
