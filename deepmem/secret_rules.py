@@ -87,9 +87,9 @@ def is_secret_value(value: str) -> bool:
     """
     value = unquote(value.strip("'\""))
     filters = heuristic_filters()
-    if len(value) < MIN_VALUE or " " in value or filters.is_templated_secret(value) or filters.is_prefixed_with_dollar_sign(value):
-        return False
-    if filters.is_sequential_string(value) or filters.is_not_alphanumeric_string(value) or PLACEHOLDER.search(value):
+    stand_in = (filters.is_templated_secret, filters.is_prefixed_with_dollar_sign, filters.is_sequential_string,
+                filters.is_not_alphanumeric_string)
+    if len(value) < MIN_VALUE or " " in value or PLACEHOLDER.search(value) or any(test(value) for test in stand_in):
         return False
     if WORD_AND_NUMBER.fullmatch(value) or (CODE.match(value) and not any(map(_is_random, value.split(".")))):
         return False
