@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from deepmem.bridge.engine import Engine
+from deepmem.bridge.server import answer
 from deepmem.ccr import CCRStore
 from deepmem.config import memory_dir
 from deepmem.restore import restore_messages
@@ -150,3 +152,19 @@ def test_the_start_removes_temp_files_of_dead_writers_only(tmp_path: Path) -> No
     os.utime(leftovers[2], (1, 1))
     assert start_up(tmp_path)["temp_removed"] == 3
     assert [path.exists() for path in leftovers] == [False, False, False] and live.exists()
+
+
+@pytest.mark.parametrize("request_line", [
+    {"id": 7, "op": "expand", "key": "{key}"},
+    {"id": 7, "op": "tool", "name": "deep_expand", "args": {"key": "{key}"}},
+], ids=["expand", "deep_expand"])
+def test_the_bridge_answers_a_lost_key_with_one_error(tmp_path: Path, request_line: dict) -> None:
+    """The engine answers with one error reply naming the key's place, and goes on serving."""
+    key, _ = put(tmp_path, "SECRET_KEY='test',\n中文\n")
+    line = json.dumps(request_line).replace("{key}", key).encode()
+    reply = json.loads(answer(Engine(tmp_path), line))
+    assert reply["text" if request_line["op"] == "expand" else "output"] == "SECRET_KEY='test',\n中文\n"
+    key_path().unlink()
+    reply = json.loads(answer(Engine(tmp_path), line))
+    assert reply["id"] == 7 and "ok" not in reply
+    assert f"no key at {key_path()}" in reply["error"]["message"] and "\n" not in reply["error"]["message"]
