@@ -7,11 +7,9 @@ import time
 from pathlib import Path
 
 from deepmem.config import memory_dir
-from deepmem.disk import TEMP_SUFFIX, atomic_write, locked
+from deepmem.disk import SEALED_MARK, TEMP_SUFFIX, atomic_write, locked
 from deepmem.sealed import PRIVATE_FILES, seal_plain_files
 
-SEALED_MARK = ".sealed-v1"
-"""Written once every private file of the folder is sealed: later starts skip the scan."""
 UNNAMED_TEMP_AGE = 60.0
 """A temp file without a writer's pid (older releases) is left over once it is this old, in seconds."""
 

@@ -15,11 +15,12 @@ from deepmem.bridge.engine import Engine
 from deepmem.bridge.server import answer
 from deepmem.ccr import CCRStore
 from deepmem.config import memory_dir
+from deepmem.disk import SEALED_MARK
 from deepmem.restore import restore_messages
 from deepmem.sealed import MAGIC, SealError, key_path, key_state, read_sealed, write_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import cache_key
-from deepmem.upkeep import SEALED_MARK, start_up
+from deepmem.upkeep import start_up
 
 from .conftest import FIXTURES
 
