@@ -65,7 +65,7 @@ def _make_key(path: Path) -> None:
     data = KEY_HEADER + base64.urlsafe_b64encode(os.urandom(KEY_BYTES)) + b"\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key.", suffix=".tmp")
     try:
-        os.fchmod(fd, PRIVATE)
+        os.chmod(tmp, PRIVATE)
         os.write(fd, data)
         os.fsync(fd)
         os.close(fd)

@@ -10,8 +10,9 @@ from deepmem.config import memory_dir
 from deepmem.disk import SEALED_MARK, TEMP_SUFFIX, atomic_write, locked
 from deepmem.sealed import PRIVATE_FILES, seal_plain_files
 
-UNNAMED_TEMP_AGE = 60.0
-"""A temp file without a writer's pid (older releases) is left over once it is this old, in seconds."""
+UNCHECKED_TEMP_AGE = 60.0
+"""A temp file whose writer cannot be checked (no pid in its name: older releases; or Windows, where
+probing a pid would signal it) is left over once it is this old, in seconds."""
 
 
 def writer_pid(name: str) -> int | None:
@@ -21,7 +22,7 @@ def writer_pid(name: str) -> int | None:
 
 
 def is_alive(pid: int) -> bool:
-    """True while a process with that id runs (ours included)."""
+    """True while a process with that id runs (ours included); POSIX only."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -31,18 +32,24 @@ def is_alive(pid: int) -> bool:
     return True
 
 
+def writer_is_gone(path: Path, now: float) -> bool:
+    """The temp file's writer no longer runs (by its pid), or, when that cannot be checked, the file is old."""
+    pid = writer_pid(path.name)
+    if pid is not None and os.name == "posix":
+        return not is_alive(pid)
+    return now - path.stat().st_mtime > UNCHECKED_TEMP_AGE
+
+
 def leftover_temp_files(folder: Path) -> list[Path]:
-    """Temp files whose writer is gone: its pid no longer runs, or (no pid) it is a minute old."""
+    """Temp files of `atomic_write` under the folder whose writer is gone."""
     found = []
     now = time.time()
     for path in folder.rglob(f".*{TEMP_SUFFIX}"):
-        pid = writer_pid(path.name)
         try:
-            gone = not is_alive(pid) if pid is not None else now - path.stat().st_mtime > UNNAMED_TEMP_AGE
+            if path.is_file() and writer_is_gone(path, now):
+                found.append(path)
         except FileNotFoundError:
             continue
-        if gone and path.is_file():
-            found.append(path)
     return found
 
 

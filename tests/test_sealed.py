@@ -169,3 +169,14 @@ def test_the_bridge_answers_a_lost_key_with_one_error(tmp_path: Path, request_li
     reply = json.loads(answer(Engine(tmp_path), line))
     assert reply["id"] == 7 and "ok" not in reply
     assert f"no key at {key_path()}" in reply["error"]["message"] and "\n" not in reply["error"]["message"]
+
+
+@pytest.mark.parametrize(("xdg", "expected"), [
+    ("/srv/data", Path("/srv/data/deepmem/key")),
+    ("relative/data", Path.home() / ".local" / "share" / "deepmem" / "key"),
+    ("", Path.home() / ".local" / "share" / "deepmem" / "key"),
+], ids=["absolute", "relative-ignored", "empty"])
+def test_the_key_lives_in_the_users_data_folder(monkeypatch: pytest.MonkeyPatch, xdg: str, expected: Path) -> None:
+    """$XDG_DATA_HOME when it is absolute (the XDG rule), else ~/.local/share."""
+    monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    assert key_path() == expected
