@@ -15,7 +15,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from deepmem.config import load_config
-from deepmem.secret_rules import OWN_RULES, Rule, detect_secrets_rules, secret_span
+from deepmem.secret_rules import FIRST_RULES, OWN_RULES, Rule, detect_secrets_rules, secret_span
 
 MARK = "[REDACTED:{}]"
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -23,8 +23,8 @@ PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 @lru_cache(maxsize=1)
 def default_rules() -> tuple[Rule, ...]:
-    """Our private-key block first (it spans what other rules would cut), detect-secrets' rules, then ours."""
-    return (OWN_RULES[0], *detect_secrets_rules(), *OWN_RULES[1:])
+    """Our rules for what detect-secrets would cut short, detect-secrets' rules, then ours for what it lacks."""
+    return (*FIRST_RULES, *detect_secrets_rules(), *OWN_RULES)
 
 
 def _replacer(rule: Rule):

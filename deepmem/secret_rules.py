@@ -137,10 +137,16 @@ def _rule(kind: str, needles: tuple[str, ...], pattern: str, check: bool = False
     return Rule(kind, re.compile(pattern), needles, _value_is_secret if check else None)
 
 
-OWN_RULES = (
+FIRST_RULES = (
     _rule("private-key", ("private key", "putty-user-key"),
           r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
           r"|PuTTY-User-Key-File-\d[\s\S]*?(?:Private-MAC: \w+|\Z)"),
+    _rule("json-web-token", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+)
+"""Run before detect-secrets' rules: they take what its rules would cut short (a key block's body,
+a JWT's signature, which its JWT rule leaves in clear)."""
+
+OWN_RULES = (
     _rule("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     _rule("openai-key", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{32,}"),
     _rule("google-key", ("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
@@ -166,4 +172,4 @@ OWN_RULES = (
           r"(?:\"(?P<secret>[^\"\n]+)\"|'(?P<quoted>[^'\n]+)'|(?P<bare>(?![$%])[^\s\\\"'`,;(){}\[\]<>]+)(?![(\[]))",
           check=True),
 )
-"""(kind, needles, regex, check) in the order they apply, after detect-secrets' rules."""
+"""Run after detect-secrets' rules, in this order: formats it has no plugin for, then values named secret."""

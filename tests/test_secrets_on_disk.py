@@ -41,10 +41,9 @@ def planted_session() -> list[dict]:
 
 
 def needles(secret: str) -> set[bytes]:
-    """What would show a secret in clear: itself, JSON-escaped, and (when long) a 16-character piece of its middle."""
-    found = {secret.encode(), json.dumps(secret)[1:-1].encode()}
-    if len(secret) >= 24:
-        found.add(secret[len(secret) // 2 - 8 : len(secret) // 2 + 8].encode())
+    """What would show a secret in clear, even cut short: itself JSON-escaped, and its 12-character pieces."""
+    found = {json.dumps(secret)[1:-1].encode()}
+    found.update(secret[start:start + 12].encode() for start in range(0, max(1, len(secret) - 11), 4))
     return found
 
 
