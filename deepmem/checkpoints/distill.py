@@ -120,6 +120,7 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
     written: list[str] = []
     kept: list[str] = []
     digests = written_digests(root)
+    redactor = redactor_for(root)
     for shapes, count, example in recurring_sequences(session_shapes(root)):
         name = skill_name(shapes)
         path = skills_dir(root) / name / "SKILL.md"
@@ -130,7 +131,8 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
         if current is not None and xxhash.xxh3_64_hexdigest(current) != digests.get(name):
             kept.append(name)
             continue
-        data = redactor_for(root).text(render_skill(shapes, count, example)).encode("utf-8")
+        # Raw transcripts hold the exact commands: redacted before rendering clips them.
+        data = redactor.text(render_skill(shapes, count, [redactor.text(command) for command in example])).encode("utf-8")
         atomic_write(path, data)
         digests[name] = xxhash.xxh3_64_hexdigest(data)
         written.append(name)
