@@ -93,7 +93,8 @@ def drive(messages: list[dict], lengths: list[int], work: Path) -> list[dict]:
     (work / "session.json").write_bytes(orjson.dumps(messages))
     (work / "steps.json").write_bytes(orjson.dumps(lengths))
     (work / "driver.mjs").write_text(DRIVER, encoding="utf-8")
-    env = {"DEEPMEM_PYTHON": sys.executable, "DEEPMEM_DEADLINE_MS": "600000", "PATH": "/usr/bin:/bin"}
+    env = {"DEEPMEM_PYTHON": sys.executable, "DEEPMEM_DEADLINE_MS": "600000", "PATH": "/usr/bin:/bin",
+           "XDG_DATA_HOME": str(work / "data")}  # the sealing key, made on the first CCR write
     done = subprocess.run(
         ["node", str(work / "driver.mjs"), str(PLUGIN), str(work / "session.json"), str(work / "steps.json"), str(project)],
         capture_output=True, text=True, env=env, check=False,

@@ -3,25 +3,27 @@
 Hot entries live in a bounded in-memory LRU. With a root, every entry is also written to
 `.deep-memory/ccr/<2 hex>/<key>` (content-addressed, so concurrent writers are harmless);
 the folder is kept under a byte cap by evicting the least recently used files. The disk
-copy has its secrets redacted; the in-memory copy is the exact original, so `deep_expand`
-gives the secret back only to the session that already held it.
+copy is the exact original, sealed (see `deepmem.sealed`): it restores byte for byte after a
+restart on this machine, and a copied `.deep-memory/` shows none of it. A file that cannot be
+unsealed (no key, another key, altered bytes) raises SealError: the marker stays.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from deepmem.config import load_settings, memory_dir
-from deepmem.disk import PRIVATE, atomic_write
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
-from deepmem.redact import redactor_for
+from deepmem.sealed import SealError, read_sealed, write_sealed
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
 
 HEX = re.compile(r"[0-9a-f]+")
+log = logging.getLogger("deepmem.ccr")
 
 
 class CCRStore:
@@ -31,22 +33,28 @@ class CCRStore:
         self.folder = memory_dir(root) / "ccr" if root is not None else None
         settings = settings or load_settings(root)
         self.disk_bytes = settings.ccr_disk_bytes
-        self.redactor = redactor_for(root)
         self._hot = LRU(settings.ccr_memory_entries)
         self._disk_total: int | None = None
+        self._seal_problem = ""
 
     def put(self, key: str, text: str) -> None:
-        """Keep an original under its key (a no-op when the key is already stored)."""
+        """Keep an original under its key (a no-op when the key is already stored); when it
+        cannot be sealed it stays in memory only, and the reason is logged."""
         self._hot.put(key, text)
         if self.folder is None:
             return
         path = self._path(key)
         if path.exists():
             return
-        data = self.redactor.document(text).encode("utf-8", "surrogatepass")
-        atomic_write(path, data, PRIVATE)
+        try:
+            size = write_sealed(path, text.encode("utf-8", "surrogatepass"))
+        except SealError as exc:
+            if str(exc) != self._seal_problem:
+                log.warning("CCR originals kept in memory only: %s", exc)
+                self._seal_problem = str(exc)
+            return
         if self._disk_total is not None:
-            self._disk_total += len(data)
+            self._disk_total += size
         self._evict_if_needed()
 
     def put_all(self, originals: Iterable[Original]) -> None:
@@ -85,11 +93,12 @@ class CCRStore:
         )
 
     def _read(self, key: str) -> str:
-        """The original from disk (marked as just used); UnknownKeyError when it is not there."""
+        """The original from disk (marked as just used); UnknownKeyError when it is not there,
+        SealError when it cannot be unsealed."""
         if self.folder is not None and len(key) == KEY_CHARS:
             path = self._path(key)
             try:
-                text = path.read_bytes().decode("utf-8", "surrogatepass")
+                text = read_sealed(path).decode("utf-8", "surrogatepass")
             except (FileNotFoundError, NotADirectoryError):
                 pass
             else:

@@ -18,10 +18,13 @@ from pathlib import Path
 from filelock import FileLock
 
 LOCK_NAME = ".lock"
+TEMP_SUFFIX = ".tmp"
 PUBLIC = 0o644
 PRIVATE = 0o600
 """Mode of files that may hold session content (raw transcripts, CCR originals, stats)."""
-GITIGNORE = """\
+SEALED_MARK = ".sealed-v1"
+"""Written once every private file of a memory folder is sealed (`deepmem.upkeep`): later starts skip the scan."""
+GITIGNORE = f"""\
 # Written by `deepmem init`. MEMORY.md, notes.md and checkpoint.md are meant to be shared
 # through git; raw transcripts, CCR originals, indexes and logs stay local.
 sessions/
@@ -29,6 +32,7 @@ ccr/
 index/
 logs/
 *.tmp
+{SEALED_MARK}
 """
 """The memory folder's `.gitignore`, written by `deepmem init` and when the engine starts."""
 
@@ -48,9 +52,9 @@ def fsync_dir(folder: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes, mode: int = PUBLIC) -> None:
-    """Replace path's bytes all at once: temp file, fsync, rename, fsync of the folder."""
+    """Replace path's bytes all at once: temp file (named with the writer's pid), fsync, rename, fsync of the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

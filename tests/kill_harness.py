@@ -26,8 +26,10 @@ from deepmem.config import memory_dir
 from deepmem.memory.files import read_memory_file
 from deepmem.memory.store import store
 from deepmem.redact import redactor_for
+from deepmem.sealed import SealError, read_sealed
 from deepmem.sessionio import encode_json, read_session
 from deepmem.types import cache_key
+from deepmem.upkeep import start_up
 
 KINDS = ("memory", "checkpoint", "ccr")
 SESSION = Path(__file__).resolve().parent.parent / "fixtures" / "sessions" / "django-15499.json"
@@ -70,7 +72,7 @@ def expected_checkpoints(root: Path) -> tuple[set[bytes], set[bytes]]:
     messages = read_session(str(SESSION)).messages
     redactor = redactor_for(root)
     markdown = {redactor.text(render_checkpoint(findings_for(messages[:n]), SID)).encode() for n in LENGTHS}
-    raw = {encode_json(redactor.json(messages[:n])) for n in LENGTHS}
+    raw = {encode_json(messages[:n]) for n in LENGTHS}
     return markdown, raw
 
 
@@ -83,7 +85,7 @@ def check_files(root: Path) -> list[str]:
             continue
         name = str(path.relative_to(folder))
         data = path.read_bytes()
-        if path.suffix == ".json" and not _is_json(data):
+        if path.suffix == ".json" and not _is_json(unsealed(path) if path.name == RAW else data):
             problems.append(f"{name}: not JSON")
         if path.suffix == ".jsonl" and not all(line.strip() and _is_json(line) for line in data.splitlines()):
             problems.append(f"{name}: a line is not JSON")
@@ -110,11 +112,19 @@ def check_project(root: Path, checkpoints: tuple[set[bytes], set[bytes]]) -> lis
                 problems.append(f"{name}: entries nobody wrote or repeated ids")
         if path.name == LATEST and data not in checkpoints[0]:
             problems.append(f"{name}: not one of the checkpoints written")
-        if path.name == RAW and data not in checkpoints[1]:
+        if path.name == RAW and unsealed(path) not in checkpoints[1]:
             problems.append(f"{name}: not one of the transcripts written")
-        if path.parent.parent == folder / "ccr" and cache_key(data.decode(), CCR_NAME) != path.name:
+        if path.parent.parent == folder / "ccr" and cache_key(unsealed(path).decode(), CCR_NAME) != path.name:
             problems.append(f"{name}: content does not match its key")
     return problems
+
+
+def unsealed(path: Path) -> bytes:
+    """A private file's exact bytes; its problem as text when it does not unseal (never equal to content)."""
+    try:
+        return read_sealed(path)
+    except SealError as exc:
+        return f"unsealable: {exc}".encode()
 
 
 def _is_json(line: bytes) -> bool:
@@ -165,8 +175,10 @@ def run(folder: Path, rounds: int, seed: int) -> dict[str, object]:
             problems += [f"round {round_} ({kind}), {name}: {problem}" for problem in check_project(root, checkpoints)]
     ccr_bytes = sum(path.stat().st_size for path in memory_dir(roots["ccr"]).glob("ccr/*/*"))
     leftovers = sum(1 for root in roots.values() for path in memory_dir(root).rglob("*.tmp"))
+    removed = sum(start_up(root)["temp_removed"] for root in roots.values())
+    after = sum(1 for root in roots.values() for path in memory_dir(root).rglob("*.tmp"))
     return {"kills": kills, "entries": entries(roots["memory"]), "problems": problems, "temp_files_left": leftovers,
-            "ccr_bytes": ccr_bytes}
+            "temp_files_removed_at_start": removed, "temp_files_after_start": after, "ccr_bytes": ccr_bytes}
 
 
 def main(argv: list[str]) -> int:

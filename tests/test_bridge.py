@@ -23,6 +23,7 @@ from deepmem.bridge.protocol import PROTOCOL, ProtocolError
 from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_transform, plan_transform, trailing_message
+from deepmem.sealed import read_sealed
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
 
@@ -339,7 +340,7 @@ def test_compacting_writes_a_checkpoint_and_answers_the_prompt(bridge: Bridge) -
     assert reply["ok"] and reply["prompt"] and reply["context"], reply
     assert reply["written"] and all(Path(path).is_file() for path in reply["written"])
     raw = next(path for path in reply["written"] if path.endswith(".json"))
-    assert orjson.loads(Path(raw).read_bytes()) == django_messages()
+    assert orjson.loads(read_sealed(Path(raw))) == django_messages()
 
 
 def test_a_new_session_resumes_from_the_latest_checkpoint(bridge: Bridge) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -80,6 +81,7 @@ def test_doctor_reports_install_versions_and_a_live_engine(tmp_path: Path, monke
     assert f"project: plugin {__version__}" in out and "— ok" in out
     assert "global: plugin not installed" in out
     assert "engine: answers" in out
+    assert f"key: {Path(os.environ['XDG_DATA_HOME']) / 'deepmem' / 'key'} — " in out
 
 
 def test_doctor_flags_an_outdated_plugin(tmp_path: Path, monkeypatch, capsys) -> None:

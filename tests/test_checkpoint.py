@@ -12,6 +12,7 @@ from deepmem.checkpoints.api import compact, resume_block
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
+from deepmem.sealed import MAGIC, read_sealed
 from deepmem.tokens import estimate_tokens
 
 from .conftest import FIXTURES
@@ -36,7 +37,9 @@ def test_compact_writes_checkpoint_files_log_and_prompt(tmp_path: Path) -> None:
         str(memory / "sessions" / SID / "checkpoint.md"),
         str(memory / "checkpoint.md"),
     ]
-    assert orjson.loads((memory / "sessions" / SID / "checkpoint.raw.json").read_bytes()) == MESSAGES
+    raw = memory / "sessions" / SID / "checkpoint.raw.json"
+    assert orjson.loads(read_sealed(raw)) == MESSAGES
+    assert raw.read_bytes().startswith(MAGIC) and b"django" not in raw.read_bytes()
     checkpoint = (memory / "checkpoint.md").read_text(encoding="utf-8")
     assert [line[3:] for line in checkpoint.splitlines() if line.startswith("## ")] == list(SECTIONS)
     assert "`django/db/migrations/operations/models.py`" in checkpoint
@@ -175,3 +178,13 @@ def test_cli_checkpoint_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys)
     assert main(["checkpoint", str(empty), "--root", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "deepmem: error: no messages to checkpoint\n"
     assert not (tmp_path / ".deep-memory").exists()
+
+
+def test_a_secret_is_redacted_before_a_long_line_is_clipped(tmp_path: Path) -> None:
+    """A key block that starts near a clipped line's end: its header goes, its body must not stay in clear."""
+    body = "MIIEpAIBAAKCAQEA7x9Qq2Lm9Np3Rs5Tv8Wy" + "Zk3f9QaVbN2r7TsLq0PmWx4Hc8Yd1"
+    block = "-----BEGIN RSA " + f"PRIVATE KEY-----\n{body}\n{body[::-1]}\n-----END RSA PRIVATE KEY-----"
+    text = "Fix the build. " + "word " * 55 + block
+    compact(tmp_path, SID, [{"info": {"role": "user", "id": "m0"}, "parts": [{"type": "text", "text": text}]}])
+    checkpoint = (tmp_path / ".deep-memory" / "checkpoint.md").read_text()
+    assert "word word" in checkpoint and body[:12] not in checkpoint and body[::-1][:12] not in checkpoint

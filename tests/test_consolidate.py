@@ -154,3 +154,16 @@ def test_an_invalid_note_stays_in_notes_md(tmp_path: Path) -> None:
     assert (result["stored"], result["invalid"]) == (1, 1)
     assert [note["id"] for note in memory.notes(tmp_path)] == ["x1"]
     assert dream(tmp_path)["invalid"] == 1 and [n["id"] for n in memory.notes(tmp_path)] == ["x1"]
+
+
+@pytest.mark.parametrize("newer_time", ["2026-01-05T10:00Z", "2026-03-01T10:00Z"], ids=["same-minute", "later"])
+def test_a_replaced_text_reaches_history(tmp_path: Path, newer_time: str) -> None:
+    """Whether the newer entry supersedes the older or the older takes its wording, the older text is kept aside."""
+    old, new = ("Session cache uses Redis with a 10 minute TTL.",
+                "Session cache now uses Memcached with a 10 minute TTL instead of Redis.")
+    write(tmp_path, f"# Memory\n\n## Decisions\n\n- [r1] (2026-01-05T10:00Z) {old}\n- [r2] ({newer_time}) {new}\n")
+    dream(tmp_path)
+    assert [entry.text for entry in memory.entries(tmp_path, "project")] == [new]
+    history = (tmp_path / ".deep-memory" / "history.md").read_text()
+    assert old in history
+    assert dream(tmp_path)["changes"] == []

@@ -26,6 +26,7 @@ def test_writers_killed_at_random_moments_leave_only_whole_files(tmp_path: Path)
     assert sum(report["kills"].values()) >= 200 and min(report["kills"].values()) >= 60, report["kills"]
     assert report["problems"] == []
     assert report["entries"] > 0 and report["ccr_bytes"] > 0
+    assert report["temp_files_after_start"] == 0 and report["temp_files_removed_at_start"] == report["temp_files_left"]
     checkpoints = expected_checkpoints(tmp_path / "checkpoint")
     for kind in ("memory", "checkpoint", "ccr"):
         assert check_project(tmp_path / kind, checkpoints) == []

@@ -14,6 +14,7 @@ from deepmem.cli import main
 from deepmem.memory import api as memory
 
 from .conftest import FIXTURES
+from .secret_formats import FORMATS
 
 MESSAGES = orjson.loads((FIXTURES / "sessions" / "django-15499.json").read_bytes())["messages"]
 
@@ -116,3 +117,14 @@ def test_cli_dream_and_distill(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().out.startswith("dream: 1 new memories")
     assert main(["distill", "--root", str(tmp_path)]) == 0
     assert capsys.readouterr().out == "distill: no new skill candidates (a workflow must recur in 3 sessions)\n"
+
+
+def test_a_skill_example_never_shows_a_secret_cut_short(tmp_path: Path) -> None:
+    """Raw transcripts keep exact commands; a token that the example's clip would cut is redacted first."""
+    token = dict((row[0], row[2]) for row in FORMATS)["github-classic"]
+    loop = ("sed -i 's/a/b/' src/x.py", f"python3 reproduce.py --pad {'x' * 240} --token {token}", "git diff")
+    for sid in ("ses_a", "ses_b", "ses_c"):
+        compact(tmp_path, sid, session(commands=loop))
+    assert SLASH_COMMANDS["distill"](tmp_path, "ses_c", [], "").startswith("distill: 1 skill")
+    skill = next((tmp_path / ".opencode" / "skills").glob("*/SKILL.md")).read_text()
+    assert "--token [REDACTED:github-token" in skill and token[:12] not in skill

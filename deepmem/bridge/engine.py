@@ -52,7 +52,8 @@ from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
 from deepmem.prices import PriceModel, family_of, family_of_messages, from_opencode
 from deepmem.redact import redactor_for
-from deepmem.types import Message, Settings
+from deepmem.types import DeepmemError, Message, Settings
+from deepmem.upkeep import start_up
 
 log = logging.getLogger("deepmem.bridge")
 
@@ -80,12 +81,24 @@ class Engine:
         self.config = load_config(self.root)
         self.settings = self.config.compress
         self.redactor = redactor_for(self.root)
+        self.tidy()
         self.store = CCRStore(self.root, self.settings)
         self.stored_keys: set[str] = set()
         self.sessions: dict[str, SessionState] = {}
         self.stopping = False
         self.memory_lock = threading.Lock()
         """Serialises memory calls with the warm-up thread (the search model loads once)."""
+
+    def tidy(self) -> None:
+        """At start: drop temp files killed writers left, seal private files of an older release (logged)."""
+        try:
+            done = start_up(self.root)
+        except (DeepmemError, OSError) as exc:
+            log.warning("start-up upkeep of %s failed: %s", memory_dir(self.root), exc)
+            return
+        if any(done.values()):
+            log.info("start-up upkeep: %d leftover temp files removed, %d private files sealed",
+                     done["temp_removed"], done["sealed"])
 
     def warm_up_memory(self) -> None:
         """Load the memory search (tokenizer, embedding model) ahead of the first whisper.

@@ -123,11 +123,16 @@ def watch_parent(parent: int) -> None:
             os._exit(0)
 
 
+def warm_up(engine: Engine, root: str) -> None:
+    """Off the request path: the first log line (it loads the redactor's detectors), then the memory search."""
+    log.info("engine started in %s (pid %d)", os.path.abspath(root), os.getpid())
+    engine.warm_up_memory()
+
+
 def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BYTES) -> int:
     """Answer requests until EOF or `shutdown`."""
     engine = Engine(root)
-    log.info("engine started in %s (pid %d)", os.path.abspath(root), os.getpid())
-    threading.Thread(target=engine.warm_up_memory, daemon=True, name="memory-warm-up").start()
+    threading.Thread(target=warm_up, args=(engine, root), daemon=True, name="warm-up").start()
     while not engine.stopping:
         try:
             line = read_line(stdin, limit)

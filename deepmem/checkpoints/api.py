@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
+
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
@@ -13,6 +15,7 @@ from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
 from deepmem.memory.store import add_notes
+from deepmem.redact import redactor_for
 from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -45,7 +48,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     try:
         safe_session_id(session_id)
         with locked(memory_dir(root)):
-            paths = write_checkpoint(root, session_id, messages, markdown)
+            paths = write_checkpoint(root, session_id, messages, render_checkpoint(redacted(findings, root), str(session_id)))
             result["written"] = [str(path) for path in paths]
             append_log(root, {
                 "session": session_id,
@@ -56,11 +59,17 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
         if findings.candidates:
             add_notes(root, [(c.type, c.text) for c in findings.candidates], f"checkpoint {session_id}"[:40])
         result["scheduled"] = after_compaction(root)
-    except InputError as exc:
+    except DeepmemError as exc:
         result["error"] = str(exc)
     except OSError as exc:
         result["error"] = f"cannot write checkpoint: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
     return result
+
+
+def redacted(findings: Findings, root: str | os.PathLike[str]) -> Findings:
+    """The findings with their secrets redacted before rendering clips them (a cut secret no longer
+    matches its detector; a key block cut from its header line is only base64)."""
+    return msgspec.convert(redactor_for(root).json(msgspec.to_builtins(findings)), Findings)
 
 
 def findings_for(messages: object) -> Findings:

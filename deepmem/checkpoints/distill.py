@@ -23,6 +23,7 @@ from deepmem.config import memory_dir
 from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline
 from deepmem.redact import redactor_for
+from deepmem.sealed import SealError, read_sealed
 from deepmem.toolcalls.shell import first_program
 
 SEQUENCE = 3
@@ -57,8 +58,8 @@ def session_shapes(root: str | os.PathLike[str]) -> list[list[tuple[str, str]]]:
     sessions = []
     for path in session_files(root, RAW):
         try:
-            messages = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            messages = orjson.loads(read_sealed(path))
+        except (OSError, orjson.JSONDecodeError, SealError):
             continue
         calls = build_timeline(messages).calls if isinstance(messages, list) else ()
         sessions.append([(command_shape(c.command), c.command) for c in calls if c.command])
@@ -119,6 +120,7 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
     written: list[str] = []
     kept: list[str] = []
     digests = written_digests(root)
+    redactor = redactor_for(root)
     for shapes, count, example in recurring_sequences(session_shapes(root)):
         name = skill_name(shapes)
         path = skills_dir(root) / name / "SKILL.md"
@@ -129,7 +131,8 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
         if current is not None and xxhash.xxh3_64_hexdigest(current) != digests.get(name):
             kept.append(name)
             continue
-        data = redactor_for(root).text(render_skill(shapes, count, example)).encode("utf-8")
+        # Raw transcripts hold the exact commands: redacted before rendering clips them.
+        data = redactor.text(render_skill(shapes, count, [redactor.text(command) for command in example])).encode("utf-8")
         atomic_write(path, data)
         digests[name] = xxhash.xxh3_64_hexdigest(data)
         written.append(name)

@@ -12,15 +12,16 @@ import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
 from deepmem.config import load_config, memory_dir
-from deepmem.disk import PRIVATE, append_capped, atomic_write, prune_folders
+from deepmem.disk import append_capped, atomic_write, prune_folders
 from deepmem.redact import redactor_for
+from deepmem.sealed import RAW_TRANSCRIPT, write_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 100
 LATEST = "checkpoint.md"
-RAW = "checkpoint.raw.json"
+RAW = RAW_TRANSCRIPT
 LOG = ".compaction-log.jsonl"
 
 
@@ -45,14 +46,12 @@ def session_dir(root: str | os.PathLike[str], session_id: str) -> Path:
 
 def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Message],
                      markdown: str) -> list[Path]:
-    """Write raw messages (private), the session checkpoint and the latest one, secrets redacted."""
-    redactor = redactor_for(root)
+    """Write the session checkpoint and the latest one (secrets redacted), then the raw messages (exact, sealed)."""
     folder = session_dir(root, session_id)
-    data = redactor.text(markdown).encode("utf-8")
-    raw = encode_json(redactor.json(messages))
-    atomic_write(folder / RAW, raw, PRIVATE)
+    data = redactor_for(root).text(markdown).encode("utf-8")
     for path in (folder / LATEST, memory_dir(root) / LATEST):
         atomic_write(path, data)
+    write_sealed(folder / RAW, encode_json(messages))
     prune_folders(folder.parent, load_config(root).limits.sessions_kept, folder)
     return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
 

@@ -17,6 +17,7 @@ from deepmem.bridge.protocol import PROTOCOL
 from deepmem.cli import add_root
 from deepmem.commands.init import COMMAND_NAMES, PLUGIN_FILE, SIDECAR_FILE, global_config_dir
 from deepmem.config import memory_dir
+from deepmem.sealed import key_state
 
 VERSION_PATTERN = re.compile(rb'const VERSION = "([^"]+)"')
 ENGINE_TIMEOUT_SECONDS = 20
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"opencode: {opencode or 'not on PATH'}")
     ignore = memory_dir(args.root) / ".gitignore"
     lines.append(f"memory dir: {memory_dir(args.root)} ({'.gitignore ok' if ignore.is_file() else 'no .gitignore: run `deepmem init`'})")
+    lines.append(key_state())
     line, answered = check_engine(project_python or global_python or sys.executable, args.root)
     lines.append(line)
     print("\n".join(lines))

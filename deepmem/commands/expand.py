@@ -9,6 +9,7 @@ from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
 from deepmem.config import load_settings
 from deepmem.restore import restore_messages
+from deepmem.sealed import SealError
 from deepmem.sessionio import encode_json, read_session, write_output
 from deepmem.types import InputError
 
@@ -31,8 +32,11 @@ def run(args: argparse.Namespace) -> int:
         if args.key:
             raise InputError("give either a KEY or --session, not both")
         session = read_session(args.session)
-        session.messages = restore_messages(session.messages, store)
+        unsealed: list[str] = []
+        session.messages = restore_messages(session.messages, store, unsealed)
         write_output(encode_json(session.to_json()), args.output)
+        if unsealed:
+            raise SealError(f"{len(unsealed)} parts left compressed, markers kept: {unsealed[0]}")
         return 0
     if not args.key:
         raise InputError("expand needs a KEY or --session FILE")

@@ -136,12 +136,13 @@ def _one_round(entries: list[Entry], conflicts: list[tuple[Entry, Entry]]) -> tu
                 del kept[other_index]
             elif (exact or score >= NEAR_DUPLICATE or _contained(known, tokens)) and stamp(entry):
                 if tokens > known and stamp(other):
+                    # The older entry takes the newer wording: its own text is what leaves MEMORY.md.
                     kept[other_index] = msgspec.structs.replace(other, text=entry.text, time=entry.time)
                     _hold(holders, texts, kept[other_index], other_index, frequency)
-                    score_text = f"near-duplicate ({score:.2f}), adds words"
+                    why = f"near-duplicate ({score:.2f}); its text replaced by the newer [{entry.id}], which adds words"
+                    changes.append(Change("merged", other, other.id, why))
                 else:
-                    score_text = EXACT if exact else f"near-duplicate ({score:.2f})"
-                changes.append(Change("merged", entry, other.id, score_text))
+                    changes.append(Change("merged", entry, other.id, EXACT if exact else f"near-duplicate ({score:.2f})"))
                 absorbed = True
                 break
             elif stamp(entry) and stamp(entry) == stamp(other) and changes_subject(entry, other):

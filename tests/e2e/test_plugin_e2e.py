@@ -106,7 +106,7 @@ def test_old_outputs_arrive_compressed_and_deep_expand_restores_them(opencode_pr
     restored = llm.agent_requests()[-1].tool_results()[llm.call_id("main", expand_step)]
     expected = subprocess.run(
         [sys.executable, "-m", "deepmem", "expand", key, "--root", str(project.root)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, env=project.env(),  # the engine's key is in the project's HOME
     ).stdout
     assert restored.strip() == expected.strip() and expected.strip()
     assert "alpha_step_" in restored
