@@ -22,7 +22,7 @@ CONTEXT_DECAY = 0.5
 within CONTEXT_REACH places, halved per place beyond the first. All three were chosen by leave-one-
 conversation-out cross-validation on the LoCoMo dev split (bench/README.md)."""
 SESSION_WEIGHT = 1.0
-SESSION_BM25_WEIGHT = 0.7
+SESSION_BM25_WEIGHT = 0.8
 """An entry gains SESSION_WEIGHT × its session's fused z-score (BM25 share SESSION_BM25_WEIGHT); chosen
 the same way."""
 MAX_QUERY_CHARS = 8_000
