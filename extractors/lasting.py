@@ -129,7 +129,7 @@ def _firm(sentence: str, role: str, kind: str) -> bool:
         return False
     if PROGRESS.match(sentence) and not MEANS.search(lowered):
         return False
-    return bool(CHOSEN.search(lowered) or CODE.search(sentence))
+    return bool(CHOSEN.search(lowered) or PLAN.search(lowered) or CODE.search(sentence))
 
 
 def subjects(sentence: str) -> set[str]:
