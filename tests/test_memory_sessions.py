@@ -65,3 +65,15 @@ def test_the_same_insight_about_three_functions_becomes_one_entry() -> None:
     assert consolidate(plan.kept, 200).changes == []
     other = Entry("x", "gotcha", "Fixed by caching the parsed config in `load_settings`.", "2026-01-09T10:00Z")
     assert len(consolidate([*entries, other], 200).kept) == 2
+
+
+def test_a_missing_model_folder_is_named_and_the_store_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model folder that does not exist stops the search with its name; MEMORY.md keeps every byte."""
+    from deepmem.types import ConfigError
+
+    import_entries(tmp_path, [Entry("a", "fact", "keep me", "2026-01-02T03:04Z")])
+    before = (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes()
+    monkeypatch.setenv("DEEPMEM_MEMORY_MODEL", str(tmp_path / "no-such-model"))
+    with pytest.raises(ConfigError, match="no-such-model"):
+        api.search(tmp_path, "keep", 3, "project")
+    assert (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes() == before
