@@ -31,7 +31,7 @@ LOG_LIKE = re.compile(
 HEDGE = re.compile(
     r"\b(?:i think|i guess|i believe|i suspect|maybe|perhaps|probably|possibly|might|could|seems?|apparently|"
     r"not sure|let me|let's|wait|actually|hmm|i need to|i should|try|trying|attempt|if|whether|unless|"
-    r"or just|or better|for now|suggests?|as suggested|confident|should be|usually)\b|\?|我觉得|也许|可能|大概|试试|看看"
+    r"or just|or better|for now|suggests?|as suggested|confident|should be|usually|partially|partly|indeed)\b|\?|我觉得|也许|可能|大概|试试|看看"
 )
 TASK_TALK = re.compile(
     r"\b(?:your (?:response|answer|task|changes?|commands?|work|output|solution|reply|code)|this task|the task|"
@@ -46,6 +46,20 @@ STEP_NARRATION = re.compile(
     r"\b(?:use|using) `?(?:sed|awk|ed|cat|perl|python3?|echo|printf|heredoc|git checkout|[\w-]+\.py)\b"
 )
 """An assistant's "I'll use X to…" describes how it does the next step, not a lasting choice."""
+SESSION_STATE = re.compile(
+    r"\b(?:we're|we are|i'm|i am|i shouldn't|i should not)\b|\b(?:cause|problem|issue|bug|fix) was\b"
+    r"|(?:^|\s)(?!i |we )\S+ will (?!not\b|never\b|always\b)"
+)
+"""What this session is doing or expects next ("we're deferring…", "the cause was…", "X will see…")."""
+PROGRESS = re.compile(r"^(?:i (?:have |'ve )?)?fixed\b", re.I)
+MEANS = re.compile(r"\bby [\w-]+ing\b|\b(?:because|since|so that|instead of|rather than)\b")
+""""Fixed X" reports progress; it lasts only when it says how or why ("…by converting…")."""
+CODE = re.compile(
+    r"`[^`]*[A-Za-z_]{3}[^`]*`|\b[A-Za-z_]\w*(?:[._]\w+)+\b|\b[A-Za-z]*[a-z][A-Z]\w*\b|\b[A-Za-z]+\d+\w*\b|\w+\(\)"
+)
+"""A name from the code: an identifier in backticks, a dotted or snake_case name, camelCase, a name with digits."""
+CHOSEN = re.compile(r"\b(?:decided|decision|chose|opted|settled on|going with)\b")
+"""An explicit choice stands without naming code; any other assistant statement must name what it is about."""
 OPENER = re.compile(
     r"(?:so|then|but|and|or|since|this|that|these|it|also|now|here|thus|therefore|hence|otherwise|because|"
     r"which|when|in|for|with|type|my|our|no|yes|ok|okay)\b|所以|然后|但是|因此",
@@ -111,7 +125,11 @@ def _firm(sentence: str, role: str, kind: str) -> bool:
         return True
     if OPENER.match(sentence) or PLAN.search(lowered) and not REASON.search(lowered):
         return False
-    return not (STEP_NARRATION.search(lowered) or QUOTED.search(sentence))
+    if STEP_NARRATION.search(lowered) or SESSION_STATE.search(lowered) or QUOTED.search(sentence):
+        return False
+    if PROGRESS.match(sentence) and not MEANS.search(lowered):
+        return False
+    return bool(CHOSEN.search(lowered) or PLAN.search(lowered) or CODE.search(sentence))
 
 
 def subjects(sentence: str) -> set[str]:

@@ -14,9 +14,9 @@ from deepmem.sessionio import read_session
 from .conftest import FIXTURES
 
 LABELS = {item["text"]: item for item in orjson.loads((FIXTURES / "memory_labels.json").read_bytes())["labels"]}
-CORPUS = Path("/work/shared/corpus/swe-gemini3")
-MIN_PRECISION = 0.6
-"""Measured 9 of 14 on the corpus (before this filter: 5 of 319 checkpoint statements on a labelled sample)."""
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+MIN_LASTING = 0.9
+"""Measured 8 of 8 on swe-gemini3, 10 of 10 on swe-deepseek, 2 of 2 on the OpenCode fixtures."""
 
 
 def said(*turns: tuple[str, str], commands: tuple[str, ...] = ()) -> list[dict]:
@@ -51,6 +51,14 @@ def texts(messages: list[dict]) -> list[str]:
     ([("assistant", "I decided to use orjson for the encoder.")], ("pip install orjson",),
      ["I decided to use orjson for the encoder."]),
     ([("assistant", 'The instructions say "DO NOT MODIFY: Tests".')], (), []),
+    ([("assistant", "The fix is partially working.")], ("python -m pytest tests/test_fix.py",), []),
+    ([("assistant", "Fixed the division by zero in the `iterlimit` calculation.")], ("sed -i s/x/y/ iterlimit.py",), []),
+    ([("assistant", "Fixed by converting the datetime index to nanoseconds before `np.diff()`.")],
+     ("python -c 'import datetime, numpy'",),
+     ["Fixed by converting the datetime index to nanoseconds before `np.diff()`."]),
+    ([("assistant", "The root cause was `GROUP BY` holding the subquery.")], ("grep -n 'GROUP BY' q.py",), []),
+    ([("assistant", "`_setup_joins` will see `pk` and switch fields.")], ("grep _setup_joins q.py",), []),
+    ([("assistant", "The behaviour must not change for existing tests.")], ("python -m pytest",), []),
 ])
 def test_candidate_rules(turns: list[tuple[str, str]], commands: tuple[str, ...], expected: list[str]) -> None:
     """Firm user statements stay; hedges, pasted text, task talk, templates and unconfirmed claims go."""
@@ -74,8 +82,11 @@ def test_precision_on_the_opencode_fixtures() -> None:
     assert total >= 2 and good == total
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the swe-gemini3 corpus is not on this machine")
-def test_precision_on_the_corpus() -> None:
-    """Over 100 corpus sessions: every candidate labelled, precision at least MIN_PRECISION."""
-    good, total = precision(sorted(p for p in CORPUS.glob("*.json") if p.name != "manifest.json"))
-    assert total and good / total >= MIN_PRECISION
+@pytest.mark.parametrize("corpus", ["swe-gemini3", "swe-deepseek"])
+def test_lasting_share_on_each_corpus(corpus: str) -> None:
+    """Over every session of a shared corpus: every candidate labelled, lasting share at least MIN_LASTING."""
+    folder = CORPORA / corpus
+    if not folder.is_dir():
+        pytest.skip(f"the {corpus} corpus is not on this machine")
+    good, total = precision(sorted(p for p in folder.glob("*.json") if p.name != "manifest.json"))
+    assert total and good / total >= MIN_LASTING

@@ -41,3 +41,9 @@ def coarse_date(time: str) -> str:
     """The month an entry was stored ('2026-01'), or '' when unknown: it never changes with the clock."""
     when = stored_at(time)
     return when.strftime("%Y-%m") if when else ""
+
+
+def date_words(time: str) -> str:
+    """An entry's time as words a query can name ('2026-03-05T…' → '5 March 2026'); other text as written."""
+    when = stored_at(time)
+    return f"{when.day} {when:%B %Y}{time[len(time_key(time)):]}" if when else time

@@ -34,6 +34,10 @@ CHANGE = re.compile(
 """Words by which a newer entry says that an older one no longer holds."""
 EXACT = "exact duplicate"
 """Why an entry merged whose words another already holds (nothing of it is lost, so it is not kept aside)."""
+NAME = re.compile(r"`([^`\n]+)`|\b([A-Za-z_]\w*(?:[._]\w+)+|[a-z]+[A-Z]\w*)\b")
+"""A name from the code: a span in backticks, a dotted or snake_case name, camelCase."""
+ALSO = re.compile(r" \(also: [^()]*\)$")
+"""What a merged insight appends: the names of the functions or files it also holds for."""
 MAX_ROUNDS = 8
 USEFUL = {kind: rank for rank, kind in enumerate(reversed(TYPES))}
 """Constraints are the most useful to keep under the cap, then decisions, gotchas, facts, notes."""
@@ -71,6 +75,35 @@ def _tokens(entry: Entry) -> frozenset[str]:
 @lru_cache(maxsize=1 << 16)
 def _token_set(text: str) -> frozenset[str]:
     return frozenset(cached_tokens(text))
+
+
+def _names(text: str) -> list[str]:
+    """Code names of a text, in order, each once."""
+    return list(dict.fromkeys(match.group(1) or match.group(2) for match in NAME.finditer(text)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _prose(text: str) -> frozenset[str]:
+    """Tokens of a text without its code names: what it says, whatever it says it about."""
+    return frozenset(cached_tokens(NAME.sub(" ", ALSO.sub("", text))))
+
+
+def same_insight(older: Entry, newer: Entry) -> bool:
+    """The same statement about other code: the words agree once code names are set aside, the names differ."""
+    old, new = _prose(older.text), _prose(newer.text)
+    return (len(old & new) >= MIN_SHARED and _similar(old, new) >= NEAR_DUPLICATE
+            and not set(_names(newer.text)) <= set(_names(older.text)))
+
+
+def naming(kept: str, absorbed: str) -> str:
+    """The kept text, also naming the code names of an absorbed statement of the same insight."""
+    known = set(_names(kept))
+    extra = [name for name in _names(absorbed) if name not in known]
+    if not extra:
+        return kept
+    listed = ALSO.search(kept)
+    names = [*(_names(listed.group(0)) if listed else []), *extra]
+    return ALSO.sub("", kept) + " (also: " + ", ".join(f"`{name}`" for name in names) + ")"
 
 
 def _contained(older: frozenset[str], newer: frozenset[str]) -> bool:
@@ -134,13 +167,18 @@ def _one_round(entries: list[Entry], conflicts: list[tuple[Entry, Entry]]) -> tu
             if not exact and supersedes(entry, other):
                 changes.append(Change("superseded", other, entry.id, f"newer entry on the same subject ({entry.time})"))
                 del kept[other_index]
-            elif (exact or score >= NEAR_DUPLICATE or _contained(known, tokens)) and stamp(entry):
+            elif (exact or score >= NEAR_DUPLICATE or _contained(known, tokens) or same_insight(other, entry)) \
+                    and stamp(entry):
                 if tokens > known and stamp(other):
                     # The older entry takes the newer wording: its own text is what leaves MEMORY.md.
                     kept[other_index] = msgspec.structs.replace(other, text=entry.text, time=entry.time)
                     _hold(holders, texts, kept[other_index], other_index, frequency)
                     why = f"near-duplicate ({score:.2f}); its text replaced by the newer [{entry.id}], which adds words"
                     changes.append(Change("merged", other, other.id, why))
+                elif same_insight(other, entry):
+                    kept[other_index] = msgspec.structs.replace(other, text=naming(other.text, entry.text))
+                    _hold(holders, texts, kept[other_index], other_index, frequency)
+                    changes.append(Change("merged", entry, other.id, "the same insight about other code"))
                 else:
                     changes.append(Change("merged", entry, other.id, EXACT if exact else f"near-duplicate ({score:.2f})"))
                 absorbed = True

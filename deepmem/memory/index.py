@@ -8,8 +8,8 @@ that changed. The index itself is rebuilt when any file's content hash changes.
 from __future__ import annotations
 
 import logging
-import math
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +18,17 @@ import numpy as np
 import xxhash
 
 from deepmem.disk import atomic_write
+from deepmem.memory.age import date_words
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
-from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest
+from deepmem.memory.lexical import Lexical
+from deepmem.memory.sessions import Sessions
+from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest, tokenize
 from deepmem.memory.vectors import VectorTable
 
 log = logging.getLogger("deepmem.memory")
 INDEX_VERSION = "1"
-BM25_K1 = 1.2
-BM25_B = 0.4
-"""Short memories: weaker length normalisation than the usual 0.75 ranks them better."""
 KEPT_INDEXES = 4
 CONTEXT_REACH = 2
 """How many entries on each side can lend a search hit their context."""
@@ -142,33 +142,28 @@ def _save_npy(path: Path, matrix: Any) -> None:
     _save_cache(path, buffer.getvalue())
 
 
-def lucene_idf(count: int, postings: dict[str, list[int]]) -> dict[str, float]:
-    """Always-positive idf, log(1 + (N - df + 0.5) / (df + 0.5)): Okapi's own idf is 0 or
-    negative for terms in half the entries or more, which blinds BM25 in small stores."""
-    return {term: math.log(1.0 + (count - len(docs) + 0.5) / (len(docs) + 0.5)) for term, docs in postings.items()}
+@lru_cache(maxsize=4_096)
+def time_tokens(time: str) -> tuple[str, ...]:
+    """Search tokens of an entry's time field, so a query naming a date or month finds what was stored then."""
+    return tuple(tokenize(date_words(time))) if time else ()
 
 
 class SearchIndex:
-    """BM25 over entry tokens with an inverted index, plus one embedding row per entry."""
+    """BM25 over entry tokens (text and time fields), the entries' sessions, and one embedding row per entry."""
 
     def __init__(self, files: list[MemoryFile], model: str) -> None:
-        from rank_bm25 import BM25Okapi
-
         self.model = model
         self.entries: list[Entry] = [entry for state in files for entry in state.entries]
-        self.tokens: list[list[str]] = [tokens for state in files for tokens in entry_tokens(state)]
-        self.bm25 = BM25Okapi(self.tokens, k1=BM25_K1, b=BM25_B) if any(self.tokens) else None
-        postings: dict[str, list[int]] = {}
-        for position, tokens in enumerate(self.tokens):
-            for term in set(tokens):
-                postings.setdefault(term, []).append(position)
-        self.postings = {term: np.asarray(docs, dtype=np.int64) for term, docs in postings.items()}
-        if self.bm25 is not None:
-            self.bm25.doc_len = np.asarray(self.bm25.doc_len)
-            self.bm25.idf = lucene_idf(len(self.tokens), postings)
+        self.tokens: list[list[str]] = [
+            [*tokens, *time_tokens(entry.time)]
+            for state in files for entry, tokens in zip(state.entries, entry_tokens(state), strict=True)
+        ]
+        self.lexical = Lexical(self.tokens)
         parts = [entry_vectors(state, model) for state in files if state.entries]
-        self.vectors = VectorTable(np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32))
+        vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = VectorTable(vectors)
         self.context = context_links(self.entries)
+        self.sessions = Sessions(self.entries, self.tokens, vectors)
 
 
 def context_links(entries: list[Entry]) -> list[np.ndarray]:

@@ -10,11 +10,10 @@ import numpy as np
 from deepmem.memory.embed import encode
 from deepmem.memory.entries import CONTROL, Entry
 from deepmem.memory.index import SearchIndex
+from deepmem.memory.lexical import standardised
 from deepmem.memory.tokenize import tokenize
 from deepmem.types import InputError
 
-CANDIDATE_CAP = 4_000
-"""BM25 scores at most about this many entries: postings are added rarest term first."""
 BM25_WEIGHT = 0.5
 """Weight of the BM25 z-score in the fused score; the similarity z-score has the rest."""
 CONTEXT_WEIGHT = 0.7
@@ -22,6 +21,10 @@ CONTEXT_DECAY = 0.5
 """An entry gains CONTEXT_WEIGHT × the best positive fused score of the entries stored together with it
 within CONTEXT_REACH places, halved per place beyond the first. All three were chosen by leave-one-
 conversation-out cross-validation on the LoCoMo dev split (bench/README.md)."""
+SESSION_WEIGHT = 1.0
+SESSION_BM25_WEIGHT = 0.8
+"""An entry gains SESSION_WEIGHT × its session's fused z-score (BM25 share SESSION_BM25_WEIGHT); chosen
+the same way."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -48,45 +51,17 @@ def check_query(query: str) -> str:
     return query.strip()
 
 
-def bm25_candidates(index: SearchIndex, terms: list[str]) -> np.ndarray:
-    """Entries holding a query term, rarest terms first, stopping once CANDIDATE_CAP is reached."""
-    lists = sorted((index.postings[term] for term in terms if term in index.postings), key=len)
-    chosen: list[np.ndarray] = []
-    total = 0
-    for docs in lists:
-        if chosen and total + len(docs) > CANDIDATE_CAP:
-            break
-        chosen.append(docs)
-        total += len(docs)
-    return np.unique(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
-
-
-def bm25_scores(index: SearchIndex, terms: list[str]) -> np.ndarray:
-    """A dense BM25 score per entry; entries outside the candidate set score 0."""
-    scores = np.zeros(len(index.entries), dtype=np.float64)
-    candidates = bm25_candidates(index, terms)
-    if index.bm25 is not None and len(candidates):
-        scores[candidates] = index.bm25.get_batch_scores(terms, candidates.tolist())
-    return np.maximum(scores, 0.0)
-
-
 def term_scores(index: SearchIndex, terms: list[str], position: int) -> dict[str, float]:
     """Each query term's BM25 contribution to one entry (only terms the entry holds)."""
-    if index.bm25 is None:
+    bm25 = index.lexical.bm25
+    if bm25 is None:
         return {}
     held = set(index.tokens[position])
     return {
-        term: round(float(index.bm25.get_batch_scores([term], [position])[0]), 3)
+        term: round(float(bm25.get_batch_scores([term], [position])[0]), 3)
         for term in terms
         if term in held
     }
-
-
-def standardised(scores: np.ndarray, mean: float, deviation: float) -> np.ndarray:
-    """Scores as z-scores over the whole store (all zero when every entry scores the same)."""
-    if deviation < 1e-9:
-        return np.zeros_like(scores, dtype=np.float64)
-    return (scores - mean) / deviation
 
 
 def _ranks(scores: np.ndarray, order: np.ndarray, positions: np.ndarray) -> list[int | None]:
@@ -129,7 +104,7 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
     if count == 0 or k <= 0:
         return []
     terms = list(dict.fromkeys(tokenize(query)))
-    lexical = bm25_scores(index, terms)
+    lexical = index.lexical.scores(terms)
     vector = encode(index.model, [query])[0]
     docs, similarity = index.vectors.shortlist(vector)
     if docs is None:
@@ -149,6 +124,8 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
         whole = np.zeros(count, dtype=np.float64)
         whole[docs] = fused
         fused = fused + CONTEXT_WEIGHT * context_boost(whole, index.context)[docs]
+    if SESSION_WEIGHT:
+        fused = fused + SESSION_WEIGHT * index.sessions.scores(terms, vector, SESSION_BM25_WEIGHT)[docs]
     evidence = ((lexical[docs] > 0) & (bm25_weight > 0)) | ((similarity > 0) & (bm25_weight < 1))
     chosen = best(fused, docs, np.flatnonzero(evidence), k)
     top = docs[chosen]
