@@ -2,7 +2,7 @@
 
 `ROUTES` is the data table that says which compressors see which kind of part, in order;
 `REGISTRY` imports every compressor it names. A part's route keys come from table lookups
-too (`TOOL_KINDS`, then `REFINEMENTS`); the pipeline's dispatch is one lookup per key. The
+too (`deepmem.toolcalls.kinds`, then `REFINEMENTS`); the pipeline's dispatch is one lookup per key. The
 text helpers the compressors share live in `deepmem.text`.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.text.fields import main_text
-from deepmem.toolcalls.shell import command_kind
+from deepmem.toolcalls.kinds import tool_kind
 from deepmem.toolcalls.touches import FILE_TOOLS
 from deepmem.types import Context, Part
 
@@ -41,16 +41,6 @@ REGISTRY = {
 }
 """Every compressor a route names, by its NAME: the module of that name in this package."""
 
-TOOL_KINDS: dict[str, str] = {
-    "read": "read",
-    "grep": "search",
-    "glob": "search",
-    "list": "search",
-    "task": "task",
-    "skill": "skill",
-}
-"""Output kind by tool name; `bash` is classified from its command, other tools are `command`."""
-
 PROTECTED_TOOLS = frozenset({"question", "todowrite", "deep_expand"}) | FILE_TOOLS
 """Tools whose outputs are never compressed (plus every `memory_*` tool): a file tool's output
 only confirms the change and carries the diagnostics the model reads next."""
@@ -59,15 +49,6 @@ only confirms the change and carries the diagnostics the model reads next."""
 def is_protected_tool(tool: str) -> bool:
     """True for tools whose outputs the model relies on verbatim."""
     return tool in PROTECTED_TOOLS or tool.startswith("memory_")
-
-
-def tool_kind(part: Part) -> str:
-    """The output kind of a tool part from its name, or for `bash` from its command."""
-    tool = str(part.get("tool", ""))
-    if tool in TOOL_KINDS:
-        return TOOL_KINDS[tool]
-    command = ((part.get("state") or {}).get("input") or {}).get("command") if tool == "bash" else None
-    return command_kind(command) if isinstance(command, str) else "command"
 
 
 def is_duplicate(part: Part, ctx: Context) -> bool:

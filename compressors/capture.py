@@ -1,6 +1,11 @@
-"""Capture-time trimming: a new output over `capture_cap_tokens` is cut to fit, once and for all.
+"""Capture-time trimming: a new output over its cap is cut to fit, once and for all.
 
-A pure function of the part and the cap, so every later step trims it identically.
+File views and searches have `capture_cap_tokens`: the agent quotes their lines in the
+edits that follow. Other command output (test runs, installs, scripts' prints) has the
+smaller `capture_command_cap_tokens`: what the agent uses of it is its status, errors and
+tail, which the trim keeps, and trimming it here costs no cached prefix, whereas cutting it
+later at a jump rewrites the requests after it. A pure function of the part and the caps,
+so every later step trims it identically.
 """
 
 from __future__ import annotations
@@ -9,22 +14,32 @@ from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls.kinds import tool_kind
 from deepmem.types import Context, Part, Result
 
 NAME = "capture"
 TOOLS: tuple[str, ...] = ()
 
 LINE_CHARS = 2_000
-"""Kept lines are cut to this width (a 10 MB line becomes one short line and a marker)."""
+"""Kept lines are cut to this width at most (a 10 MB line becomes one short line and a marker);
+under a small cap, to the tail's share of it, so that one line always fits."""
 CHARS_PER_TOKEN = 4
 """Rough size of a token, to turn the cap into line budgets."""
+VIEW_KINDS = ("read", "search")
+"""Output kinds whose lines the agent quotes later: they get the larger cap."""
 
 
-def lines_within(lengths: list[int], limit: int) -> int:
+def cap_for(part: Part, ctx: Context) -> int:
+    """The token cap of a new output: file views and searches keep more than other command output."""
+    settings = ctx.settings
+    return settings.capture_cap_tokens if tool_kind(part) in VIEW_KINDS else settings.capture_command_cap_tokens
+
+
+def lines_within(lengths: list[int], limit: int, line_chars: int) -> int:
     """How many lines of the given lengths fit in `limit` characters (long lines count clipped)."""
     total = 0
     for count, length in enumerate(lengths):
-        total += min(length, LINE_CHARS) + 1
+        total += min(length, line_chars) + 1
         if total > limit:
             return count
     return len(lengths)
@@ -33,17 +48,18 @@ def lines_within(lengths: list[int], limit: int) -> int:
 def compress(part: Part, ctx: Context) -> Result | None:
     """Keep ~40% of the cap from the head, ~30% from the tail and ~20% of key lines."""
     text = main_text(part)
-    cap = ctx.settings.capture_cap_tokens
+    cap = cap_for(part, ctx)
     if not text or estimate_tokens(text) <= cap:
         return None
     lines = text.split("\n")
     lengths = [len(line) for line in lines]
-    per_key = sum(min(n, LINE_CHARS) for n in lengths) // len(lines) + 1
     chars = cap * CHARS_PER_TOKEN
+    line_chars = min(LINE_CHARS, chars * 3 // 10 - 1)
+    per_key = sum(min(n, line_chars) for n in lengths) // len(lines) + 1
     budget = Budget(
-        head=lines_within(lengths, chars * 4 // 10),
-        tail=lines_within(lengths[::-1], chars * 3 // 10),
+        head=lines_within(lengths, chars * 4 // 10, line_chars),
+        tail=lines_within(lengths[::-1], chars * 3 // 10, line_chars),
         key=chars * 2 // 10 // per_key,
-        line_chars=LINE_CHARS,
+        line_chars=line_chars,
     )
     return shorten_part(part, NAME, budget, command_key_lines)

@@ -10,6 +10,7 @@ import pytest
 from deepmem.compressors import REGISTRY, ROUTES, compressors_for
 from deepmem.markers import marker_keys, shown_key
 from deepmem.text.fields import main_text
+from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import by_file_name
 from deepmem.types import CompressorError, Context, Facts, Part, Settings, Tier
 
@@ -286,7 +287,29 @@ def test_capture_trims_to_the_cap_and_keeps_errors() -> None:
     text = main_text(result.part)
     assert "ValueError: the one line that matters" in text
     assert text.startswith("log line 0 ") and "log line 11999 " in text
-    assert len(text) < Settings().capture_cap_tokens * 5
+    assert len(text) < Settings().capture_command_cap_tokens * 5
+
+
+def test_capture_keeps_the_start_of_one_long_line_under_a_small_cap() -> None:
+    """A one-line JSON print over the command cap keeps its clipped start, not an empty output."""
+    line = "[" + ", ".join(f'{{"id": {n}, "name": "item{n}"}}' for n in range(400)) + "]"
+    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    result = REGISTRY["capture"].compress(tool("bash", line, command="python3 emit.py"), context)
+    text = main_text(result.part)
+    assert text.startswith('[{"id": 0, "name": "item0"}, {"id": 1')
+    assert estimate_tokens(text) <= Settings().capture_command_cap_tokens
+
+
+def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
+    """A new `cat` of a long file keeps up to the view cap; a build log of the same size the smaller one."""
+    text = "\n".join(f"    value_{n} = compute(value_{n - 1}, {n})  # step {n}" for n in range(1_500))
+    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    view = REGISTRY["capture"].compress(tool("bash", text, command="cat src/values.py"), context)
+    log = REGISTRY["capture"].compress(tool("bash", text, command="make"), context)
+    # The caps become character budgets at four characters a token; code runs denser.
+    assert estimate_tokens(main_text(log.part)) <= Settings().capture_command_cap_tokens * 1.25
+    assert estimate_tokens(main_text(view.part)) > 3 * estimate_tokens(main_text(log.part))
+    assert estimate_tokens(main_text(view.part)) <= Settings().capture_cap_tokens * 1.25
 
 
 def test_capture_cuts_a_ten_megabyte_line() -> None:

@@ -256,7 +256,7 @@ def test_capture_trims_a_new_output_identically_at_every_step() -> None:
     first = plan_transform(messages, Settings())
     [edit] = [e for e in first.edits if e.part_id == "prt_0099"]
     assert edit.part["metadata"]["deepmem"]["by"] == ["capture"]
-    assert estimate_tokens(edit.part["state"]["output"]) <= Settings().capture_cap_tokens * 1.1
+    assert estimate_tokens(edit.part["state"]["output"]) <= Settings().capture_command_cap_tokens * 1.1
     later = messages + [
         {
             "info": {"id": "msg_c", "sessionID": "s", "role": "assistant"},
