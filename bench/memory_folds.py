@@ -3,7 +3,7 @@
     python -m bench.memory_folds [--locomo PATH]
 
 For each conversation, the grid point (BM25 weight, context weight, context reach,
-session weight, session BM25 share) with
+session weight, session BM25 share, leading-name weight) with
 the best evidence recall@10 on the other conversations is scored on the held-out one.
 Prints one JSON line per fold, then the mean and spread of the held-out recall, so the
 shipped settings can be checked against a split they were not chosen on. Every question's
@@ -32,14 +32,15 @@ from deepmem.memory.search import context_boost
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 
-GRID = list(product((0.4, 0.5, 0.6), (0.5, 0.7, 1.0), (1, 2), (0.0, 0.7, 1.0, 1.3), (0.7, 0.8)))
-"""(BM25 weight, context weight, context reach, session weight, session BM25 share)."""
-Question = tuple[str, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, set[int], int]
+GRID = list(product((0.4, 0.5, 0.6), (0.5, 0.7, 1.0), (1, 2), (0.0, 0.7, 1.0, 1.3), (0.7, 0.8), (0.0, 1.0, 2.0, 3.0)))
+"""(BM25 weight, context weight, context reach, session weight, session BM25 share, leading-name weight)."""
+Point = tuple[float, float, int, float, float, float]
+Question = tuple[str, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, set[int], int]
 
 
 def questions(data: Path, base: Path) -> list[Question]:
     """Per question: conversation, BM25 and similarity z-scores, context links, its sessions' BM25 and
-    similarity z-scores, evidence rows, evidence count."""
+    similarity z-scores, leading-name matches, evidence rows, evidence count."""
     found = []
     for sample in json.loads(data.read_text()):
         root = base / sample["sample_id"]
@@ -56,18 +57,20 @@ def questions(data: Path, base: Path) -> list[Question]:
             found.append((sample["sample_id"], standardised(lexical, lexical.mean(), lexical.std()),
                           standardised(similarity, similarity.mean(), similarity.std()), index.context,
                           index.sessions.scores(terms, vector, 1.0), index.sessions.scores(terms, vector, 0.0),
+                          index.labels.matches(qa["question"]),
                           {rows[e] for e in evidence if e in rows}, len(evidence)))
     return found
 
 
-def recall10(items: list[Question], point: tuple[float, float, int, float, float]) -> float:
+def recall10(items: list[Question], point: Point) -> float:
     """Mean evidence recall@10 of the items at one grid point."""
-    weight, context, reach, session, session_share = point
+    weight, context, reach, session, session_share, label = point
     total = 0.0
-    for _, lexical, similarity, links, session_lexical, session_similarity, evidence, count in items:
+    for _, lexical, similarity, links, session_lexical, session_similarity, named, evidence, count in items:
         fused = weight * lexical + (1 - weight) * similarity
         fused = fused + context * context_boost(fused, links[:reach])
         fused = fused + session * (session_share * session_lexical + (1 - session_share) * session_similarity)
+        fused = fused + label * named
         top = np.lexsort((np.arange(len(fused)), -fused))[:10]
         total += len(evidence & set(top.tolist())) / count
     return total / len(items)
@@ -88,7 +91,8 @@ def main() -> int:
         held.append(recall10(test, point))
         print(json.dumps({"held_out": conversation, "questions": len(test), "bm25_weight": point[0],
                           "context_weight": point[1], "context_reach": point[2], "session_weight": point[3],
-                          "session_bm25_share": point[4], "recall@10": round(held[-1], 3)}))
+                          "session_bm25_share": point[4], "label_weight": point[5],
+                          "recall@10": round(held[-1], 3)}))
     print(json.dumps({"folds": len(held), "recall@10_mean": round(statistics.mean(held), 3),
                       "recall@10_stdev": round(statistics.pstdev(held), 3)}))
     return 0

@@ -25,6 +25,8 @@ SESSION_WEIGHT = 1.0
 SESSION_BM25_WEIGHT = 0.8
 """An entry gains SESSION_WEIGHT × its session's fused z-score (BM25 share SESSION_BM25_WEIGHT); chosen
 the same way."""
+LABEL_WEIGHT = 2.0
+"""An entry whose leading name (`Caroline: …`) the query names gains LABEL_WEIGHT; chosen the same way."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -126,6 +128,10 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
         fused = fused + CONTEXT_WEIGHT * context_boost(whole, index.context)[docs]
     if SESSION_WEIGHT:
         fused = fused + SESSION_WEIGHT * index.sessions.scores(terms, vector, SESSION_BM25_WEIGHT)[docs]
+    if LABEL_WEIGHT:
+        named = index.labels.named(query)
+        if len(named):
+            fused = fused + LABEL_WEIGHT * np.isin(docs, named)
     evidence = ((lexical[docs] > 0) & (bm25_weight > 0)) | ((similarity > 0) & (bm25_weight < 1))
     chosen = best(fused, docs, np.flatnonzero(evidence), k)
     top = docs[chosen]
