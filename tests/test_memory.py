@@ -414,6 +414,21 @@ def test_whisper_only_for_relevant_memories(root):
     assert api.whisper(root, "") is None
 
 
+def test_whisper_min_score_setting_quiets_the_whisper(root, monkeypatch):
+    """With no score threshold (the default) a relevant memory is whispered; above its score it is not."""
+    api.store(root, "Deploys go through the staging cluster before production", "constraint")
+    api.store(root, "The docs site is built with mkdocs", "fact")
+    query = "Can I deploy straight to production?"
+    [hit] = api.whisper_hits(root, query)
+    assert "staging cluster" in hit.entry.text
+    assert api.whisper_hits(root, query, hit.score) == [hit]
+    assert api.whisper_hits(root, query, hit.score + 0.01) == []
+    (root / ".deep-memory" / "config.toml").write_text(f"[memory]\nwhisper_min_score = {hit.score + 0.01}\n")
+    assert api.whisper(root, query) is None
+    monkeypatch.setenv("DEEPMEM_MEMORY_WHISPER_MIN_SCORE", str(hit.score - 0.01))
+    assert "staging cluster" in (api.whisper(root, query) or "")
+
+
 def test_format_hits_is_compact_text(root, mixed_store):
     text = api.format_hits(api.search(root, "Redis 会话缓存", 2))
     assert text.startswith("2 memories:")
