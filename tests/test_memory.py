@@ -481,7 +481,8 @@ def test_a_question_finds_the_answer_through_the_turn_that_asked_it(root, monkey
              "Mel: the weather here is grey again.", "Caroline: my cat learned a new trick.",
              "Mel: I am painting a sunset over the lake."]
     import_entries(root, [Entry(f"t{n}", "fact", text, "8 May, 2023") for n, text in enumerate(turns)])
-    monkeypatch.setattr(search, "LABEL_WEIGHT", 0.0)  # the context alone, not Caroline's own turn
+    for weight in ("LABEL_WEIGHT", "QUESTION_WEIGHT", "FEEDBACK_WEIGHT"):  # the context alone
+        monkeypatch.setattr(search, weight, 0.0)
     ids = [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")]
     assert ids == ["t0", "t1"]
     monkeypatch.setattr(search, "CONTEXT_WEIGHT", 0.0)

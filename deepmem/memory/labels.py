@@ -1,5 +1,7 @@
-"""Leading names: an entry that starts with a name and a colon ("Caroline: …", "Alice Smith: …")
-is said by, or about, that name; a query naming it prefers those entries.
+"""What an entry's form says: a leading name, and whether it asks rather than tells.
+
+An entry that starts with a name and a colon ("Caroline: …", "Alice Smith: …") is said by,
+or about, that name; a query naming it prefers those entries.
 
 A conversation stored turn by turn, or notes kept per person or per component, start each
 entry with such a label; questions name the person first ("What did Caroline research?").
@@ -14,12 +16,19 @@ import re
 import numpy as np
 
 from deepmem.memory.entries import Entry
+from deepmem.memory.tokenize import tokenize
 
 LEADING_NAME = re.compile(r"\s*([A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}):\s")
 """One to three capitalised words, then a colon and a space, at the start of an entry's text."""
 CAPITALISED = re.compile(r"\b[A-Z][\w'.-]{0,30}(?: [A-Z][\w'.-]{0,30}){0,2}")
 """Runs of capitalised words in a query; every sub-run of them is a candidate name."""
 MAX_NAME_WORDS = 3
+TRAILING_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def asks(text: str) -> bool:
+    """The entry's text, a trailing parenthesis aside, ends with a question mark: it asks, it does not tell."""
+    return TRAILING_ASIDE.sub("", text).rstrip().endswith(("?", "？"))
 
 
 def leading_name(text: str) -> str:
@@ -42,7 +51,7 @@ def query_names(query: str) -> set[str]:
 
 
 class Labels:
-    """Per leading name, the rows of the entries that start with it."""
+    """Per leading name, the rows of the entries that start with it; per entry, whether it asks."""
 
     def __init__(self, entries: list[Entry]) -> None:
         self.count = len(entries)
@@ -52,6 +61,10 @@ class Labels:
             if name:
                 rows.setdefault(name, []).append(row)
         self.rows = {name: np.asarray(found, dtype=np.int64) for name, found in rows.items()}
+        self.words = {word for name in self.rows for word in tokenize(name)}
+        """The search tokens of every leading name."""
+        self.asks = np.asarray([asks(entry.text) for entry in entries], dtype=np.float64)
+        """Per entry, 1.0 when it is a question."""
 
     def named(self, query: str) -> np.ndarray:
         """Rows of the entries whose leading name the query names (sorted, maybe empty)."""
