@@ -45,8 +45,8 @@ from deepmem.memory.tokenize import tokenize
 GRID = list(product((0.4, 0.5), (0.5, 0.7), (2,), (0.7, 1.0, 1.3), (0.8,), (2.0, 3.0, 4.0), (0.0, 0.5, 1.0),
                    (0.0, 0.2, 0.3, 0.5)))
 """(BM25 weight, context weight, context reach, session weight, session BM25 share, leading-name weight,
-question weight, feedback weight). The first five keep the values every fold chose on the wider grid
-(0.4-0.6, 0.5-1, 1-2, 0-1.3, 0.7-0.8) before the last three were added."""
+question weight, feedback weight). The first five are narrowed to the values most folds chose on the
+wider grid (0.4-0.6, 0.5-1, 1-2, 0-1.3, 0.7-0.8) before the last three were added."""
 Point = tuple[float, float, int, float, float, float, float, float]
 SHIPPED: Point = (BM25_WEIGHT, CONTEXT_WEIGHT, 2, SESSION_WEIGHT, SESSION_BM25_WEIGHT, LABEL_WEIGHT, QUESTION_WEIGHT,
                   0.0)
