@@ -3,12 +3,13 @@
     python -m bench.memory_folds [--locomo PATH]
 
 For each conversation, the grid point (BM25 weight, context weight, context reach,
-session weight, session BM25 share) with
-the best evidence recall@10 on the other conversations is scored on the held-out one.
+session weight, session BM25 share, leading-name weight, question weight, feedback weight)
+with the best evidence recall@10 on the other conversations is scored on the held-out one.
 Prints one JSON line per fold, then the mean and spread of the held-out recall, so the
 shipped settings can be checked against a split they were not chosen on. Every question's
 BM25 and similarity z-scores are computed once with the search code; the grid only
-re-weights them.
+re-weights them. The feedback words come from the first hits at the shipped weights (the
+search takes them at the weights it runs with, the same unless the grid moves them).
 """
 
 from __future__ import annotations
@@ -25,21 +26,38 @@ import numpy as np
 
 from bench.bench_memory import LOCOMO, evidence_ids, turns
 from deepmem.memory.embed import encode, model_name
+from deepmem.memory.feedback import feedback_scores, feedback_terms
 from deepmem.memory.files import read_memory_file
 from deepmem.memory.index import search_index
 from deepmem.memory.lexical import standardised
-from deepmem.memory.search import context_boost
+from deepmem.memory.search import (
+    BM25_WEIGHT,
+    CONTEXT_WEIGHT,
+    LABEL_WEIGHT,
+    QUESTION_WEIGHT,
+    SESSION_BM25_WEIGHT,
+    SESSION_WEIGHT,
+    context_boost,
+)
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 
-GRID = list(product((0.4, 0.5, 0.6), (0.5, 0.7, 1.0), (1, 2), (0.0, 0.7, 1.0, 1.3), (0.7, 0.8)))
-"""(BM25 weight, context weight, context reach, session weight, session BM25 share)."""
-Question = tuple[str, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, set[int], int]
+GRID = list(product((0.4, 0.5), (0.5, 0.7), (2,), (0.7, 1.0, 1.3), (0.8,), (2.0, 3.0, 4.0), (0.0, 0.5, 1.0),
+                   (0.0, 0.2, 0.3, 0.5)))
+"""(BM25 weight, context weight, context reach, session weight, session BM25 share, leading-name weight,
+question weight, feedback weight). The first five are narrowed to the values most folds chose on the
+wider grid (0.4-0.6, 0.5-1, 1-2, 0-1.3, 0.7-0.8) before the last three were added."""
+Point = tuple[float, float, int, float, float, float, float, float]
+SHIPPED: Point = (BM25_WEIGHT, CONTEXT_WEIGHT, 2, SESSION_WEIGHT, SESSION_BM25_WEIGHT, LABEL_WEIGHT, QUESTION_WEIGHT,
+                  0.0)
+"""The search's own weights, whose first hits give the feedback words."""
+Question = tuple[str, np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                 np.ndarray, set[int], int]
 
 
 def questions(data: Path, base: Path) -> list[Question]:
     """Per question: conversation, BM25 and similarity z-scores, context links, its sessions' BM25 and
-    similarity z-scores, evidence rows, evidence count."""
+    similarity z-scores, leading-name matches, questions, feedback z-scores, evidence rows, evidence count."""
     found = []
     for sample in json.loads(data.read_text()):
         root = base / sample["sample_id"]
@@ -53,22 +71,35 @@ def questions(data: Path, base: Path) -> list[Question]:
             terms = list(dict.fromkeys(tokenize(qa["question"])))
             vector = encode(index.model, [qa["question"]])[0]
             lexical, similarity = index.lexical.scores(terms), index.vectors.everything(vector)
-            found.append((sample["sample_id"], standardised(lexical, lexical.mean(), lexical.std()),
-                          standardised(similarity, similarity.mean(), similarity.std()), index.context,
-                          index.sessions.scores(terms, vector, 1.0), index.sessions.scores(terms, vector, 0.0),
+            item = (sample["sample_id"], standardised(lexical, lexical.mean(), lexical.std()),
+                    standardised(similarity, similarity.mean(), similarity.std()), index.context,
+                    index.sessions.scores(terms, vector, 1.0), index.sessions.scores(terms, vector, 0.0),
+                    index.labels.matches(qa["question"]), index.labels.asks)
+            first = np.lexsort((np.arange(len(lexical)), -fuse(item, SHIPPED)))
+            extra = feedback_terms(index.lexical, index.tokens, first, {*terms, *index.labels.words})
+            found.append((*item, feedback_scores(index.lexical, extra),
                           {rows[e] for e in evidence if e in rows}, len(evidence)))
     return found
 
 
-def recall10(items: list[Question], point: tuple[float, float, int, float, float]) -> float:
+def fuse(item: tuple, point: Point) -> np.ndarray:
+    """The fused score of every entry for one question at one grid point."""
+    weight, context, reach, session, session_share, label, question, feedback = point
+    _, lexical, similarity, links, session_lexical, session_similarity, named, asks, *rest = item
+    fused = weight * lexical + (1 - weight) * similarity
+    fused = fused + context * context_boost(fused, links[:reach])
+    fused = fused + session * (session_share * session_lexical + (1 - session_share) * session_similarity)
+    fused = fused + label * named - question * asks
+    return fused + feedback * rest[0] if rest and feedback else fused
+
+
+def recall10(items: list[Question], point: Point) -> float:
     """Mean evidence recall@10 of the items at one grid point."""
-    weight, context, reach, session, session_share = point
     total = 0.0
-    for _, lexical, similarity, links, session_lexical, session_similarity, evidence, count in items:
-        fused = weight * lexical + (1 - weight) * similarity
-        fused = fused + context * context_boost(fused, links[:reach])
-        fused = fused + session * (session_share * session_lexical + (1 - session_share) * session_similarity)
+    for item in items:
+        fused = fuse(item, point)
         top = np.lexsort((np.arange(len(fused)), -fused))[:10]
+        evidence, count = item[-2], item[-1]
         total += len(evidence & set(top.tolist())) / count
     return total / len(items)
 
@@ -88,7 +119,9 @@ def main() -> int:
         held.append(recall10(test, point))
         print(json.dumps({"held_out": conversation, "questions": len(test), "bm25_weight": point[0],
                           "context_weight": point[1], "context_reach": point[2], "session_weight": point[3],
-                          "session_bm25_share": point[4], "recall@10": round(held[-1], 3)}))
+                          "session_bm25_share": point[4], "label_weight": point[5],
+                          "question_weight": point[6], "feedback_weight": point[7],
+                          "recall@10": round(held[-1], 3)}))
     print(json.dumps({"folds": len(held), "recall@10_mean": round(statistics.mean(held), 3),
                       "recall@10_stdev": round(statistics.pstdev(held), 3)}))
     return 0

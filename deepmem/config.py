@@ -27,12 +27,15 @@ log = logging.getLogger("deepmem.config")
 
 
 class MemorySettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """[memory]: the search model, and how many entries MEMORY.md keeps."""
+    """[memory]: the search model, how many entries MEMORY.md keeps, and how sure the whisper must be."""
 
     model: str = ""
     """The model2vec folder or Hub id for search ('' = the shipped model)."""
     max_entries: Annotated[int, msgspec.Meta(ge=1)] = 200
     """Entries `/dream` keeps in MEMORY.md; the least useful beyond it move to archive.md."""
+    whisper_min_score: float | None = None
+    """The fused search score a memory needs to be whispered, on top of the relevance test; None: no score
+    threshold, which is what bench/cross_session.py's rule chose (bench/README.md)."""
 
 
 class SecuritySettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

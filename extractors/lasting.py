@@ -12,6 +12,7 @@ command it concluded about passes afterwards.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 
@@ -21,7 +22,7 @@ from deepmem.extractors.calls import Timeline, ToolCall
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.statements import sentences
 from deepmem.phrasing import ASSISTANT_CONSTRAINT, DECISION, NUDGE_PATTERNS, USER_CONSTRAINT
-from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
+from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS, call_touches
 
 PASTED = re.compile(r"<([A-Za-z][\w-]*)(?:\s[^<>]*)?>.*?</\1>|^[ \t]*>.*$", re.S | re.M)
 """Tagged blocks (a pasted issue, task instructions) and `>` quote lines."""
@@ -92,6 +93,14 @@ class Candidate(msgspec.Struct, frozen=True):
     text: str
     role: str
     step: int
+    path: str = ""
+    """The file the call that confirmed the statement changed ('' when none did)."""
+
+    def memory_text(self) -> str:
+        """The text as a memory: naming the file it concerns as `(in `path`)` unless it already does."""
+        if not self.path or posixpath.basename(self.path).lower() in self.text.lower():
+            return self.text
+        return f"{self.text} (in `{self.path}`)"
 
 
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
@@ -142,17 +151,29 @@ def subjects(sentence: str) -> set[str]:
     return found
 
 
-def _acted_upon(sentence: str, calls: tuple[ToolCall, ...]) -> bool:
-    """A successful edit, write or command of the session mentions what the sentence is about."""
+def _acted_upon(sentence: str, calls: tuple[ToolCall, ...]) -> ToolCall | None:
+    """The first successful edit, write or command of the session that mentions what the sentence is about."""
     names = subjects(sentence)
     if not names:
-        return False
+        return None
     for call in calls:
         if call.tool in ACTING_TOOLS and not call.failed:
             words = str(call.input).lower()
             if any(name in words for name in names):
-                return True
-    return False
+                return call
+    return None
+
+
+def changed_file(call: ToolCall | None) -> str:
+    """The first file a call changed, relative to its working folder when inside it ('' when none)."""
+    if call is None:
+        return ""
+    changed = call_touches(call.tool, call.input).changed
+    if not changed:
+        return ""
+    path = changed[0]
+    folder = call.cwd.rstrip("/") + "/" if call.cwd else ""
+    return path[len(folder):] if folder and path.startswith(folder) else path
 
 
 def find_candidates(timeline: Timeline, errors: list[ErrorFinding] | None = None) -> list[Candidate]:
@@ -170,11 +191,11 @@ def find_candidates(timeline: Timeline, errors: list[ErrorFinding] | None = None
                 continue
             if prose.role == "user" and user_said[sentence] > 1:
                 continue
-            confirmed = _acted_upon(sentence, timeline.calls) or any(
-                first <= prose.step <= done for first, done in fixed)
+            call = _acted_upon(sentence, timeline.calls)
+            confirmed = call is not None or any(first <= prose.step <= done for first, done in fixed)
             if prose.role != "user" and not confirmed:
                 continue
             key = sentence.casefold().rstrip(".!。")
             found.pop(key, None)
-            found[key] = Candidate(kind, sentence, prose.role, prose.step)
+            found[key] = Candidate(kind, sentence, prose.role, prose.step, changed_file(call))
     return list(found.values())

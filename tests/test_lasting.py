@@ -90,3 +90,28 @@ def test_lasting_share_on_each_corpus(corpus: str) -> None:
         pytest.skip(f"the {corpus} corpus is not on this machine")
     good, total = precision(sorted(p for p in folder.glob("*.json") if p.name != "manifest.json"))
     assert total and good / total >= MIN_LASTING
+
+
+def test_a_confirmed_statement_names_the_file_its_edit_changed() -> None:
+    """The edit that confirmed a statement gives its file, relative to the call's folder, as `(in `path`)`."""
+    state = {"status": "completed", "input": {"filePath": "/repo/pkg/units.py", "oldString": "a", "newString": "b"},
+             "output": "", "metadata": {}}
+    messages = [
+        {"info": {"role": "assistant", "id": "a"}, "parts": [
+            {"type": "text", "text": "Fixed by converting `quantity_input` values to floats before comparing them."}]},
+        {"info": {"role": "assistant", "id": "b", "path": {"cwd": "/repo"}},
+         "parts": [{"type": "tool", "tool": "edit", "state": {**state, "input": {**state["input"],
+                                                                                  "newString": "quantity_input"}}}]},
+    ]
+    [candidate] = find_candidates(build_timeline(messages))
+    assert candidate.path == "pkg/units.py"
+    assert candidate.memory_text() == f"{candidate.text} (in `{candidate.path}`)"
+
+
+def test_a_statement_naming_its_file_is_not_suffixed() -> None:
+    """A statement that already names the file's name, or has no file, keeps its text."""
+    from deepmem.extractors.lasting import Candidate
+
+    assert Candidate("gotcha", "Use `int64` in units.py always.", "assistant", 1, "pkg/units.py").memory_text() \
+        == "Use `int64` in units.py always."
+    assert Candidate("gotcha", "Use `int64` always.", "assistant", 1).memory_text() == "Use `int64` always."

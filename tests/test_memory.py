@@ -414,6 +414,21 @@ def test_whisper_only_for_relevant_memories(root):
     assert api.whisper(root, "") is None
 
 
+def test_whisper_min_score_setting_quiets_the_whisper(root, monkeypatch):
+    """With no score threshold (the default) a relevant memory is whispered; above its score it is not."""
+    api.store(root, "Deploys go through the staging cluster before production", "constraint")
+    api.store(root, "The docs site is built with mkdocs", "fact")
+    query = "Can I deploy straight to production?"
+    [hit] = api.whisper_hits(root, query)
+    assert "staging cluster" in hit.entry.text
+    assert api.whisper_hits(root, query, hit.score) == [hit]
+    assert api.whisper_hits(root, query, hit.score + 0.01) == []
+    (root / ".deep-memory" / "config.toml").write_text(f"[memory]\nwhisper_min_score = {hit.score + 0.01}\n")
+    assert api.whisper(root, query) is None
+    monkeypatch.setenv("DEEPMEM_MEMORY_WHISPER_MIN_SCORE", str(hit.score - 0.01))
+    assert "staging cluster" in (api.whisper(root, query) or "")
+
+
 def test_format_hits_is_compact_text(root, mixed_store):
     text = api.format_hits(api.search(root, "Redis 会话缓存", 2))
     assert text.startswith("2 memories:")
@@ -466,6 +481,8 @@ def test_a_question_finds_the_answer_through_the_turn_that_asked_it(root, monkey
              "Mel: the weather here is grey again.", "Caroline: my cat learned a new trick.",
              "Mel: I am painting a sunset over the lake."]
     import_entries(root, [Entry(f"t{n}", "fact", text, "8 May, 2023") for n, text in enumerate(turns)])
+    for weight in ("LABEL_WEIGHT", "QUESTION_WEIGHT", "FEEDBACK_WEIGHT"):  # the context alone
+        monkeypatch.setattr(search, weight, 0.0)
     ids = [hit.entry.id for hit in api.ranked(root, "Where did Caroline move?", 2, "project")]
     assert ids == ["t0", "t1"]
     monkeypatch.setattr(search, "CONTEXT_WEIGHT", 0.0)

@@ -57,7 +57,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
                 "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
             })
         if findings.candidates:
-            add_notes(root, [(c.type, c.text) for c in findings.candidates], f"checkpoint {session_id}"[:40])
+            add_notes(root, [(c.type, c.memory_text()) for c in findings.candidates], f"checkpoint {session_id}"[:40])
         result["scheduled"] = after_compaction(root)
     except DeepmemError as exc:
         result["error"] = str(exc)

@@ -99,20 +99,34 @@ def stable_block(root: Root) -> str:
     return inject.stable_text(constraints, decisions)
 
 
-def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
-    """Top memories relevant to the newest user message, or None when none is relevant enough."""
+def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list[Any]:
+    """The whisper's hits for a user message: relevant by similarity or shared terms, and scoring at least
+    `min_score` (default: `[memory] whisper_min_score` of the settings)."""
     query = CONTROL.sub(" ", query or "")[:MAX_ENTRY_CHARS].strip()
     if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
-        return None
+        return []
+    if min_score is None:
+        from deepmem.config import load_config
+
+        min_score = load_config(root).memory.whisper_min_score
+        min_score = float("-inf") if min_score is None else min_score
     terms = set(cached_tokens(query))
     chosen = []
     for hit in ranked(root, query, inject.WHISPER_HITS, "all"):
         coverage = len(terms & set(cached_tokens(hit.entry.text))) / len(terms) if terms else 0.0
-        if hit.similarity >= inject.WHISPER_MIN_SIMILARITY or (hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE):
-            chosen.append((hit.entry, hit.score))
+        relevant = hit.similarity >= inject.WHISPER_MIN_SIMILARITY or (
+            hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE)
+        if relevant and hit.score >= min_score:
+            chosen.append(hit)
+    return chosen
+
+
+def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
+    """Top memories relevant to the newest user message, or None when none is relevant enough."""
+    chosen = whisper_hits(root, query)
     now = now or datetime.now(UTC)
-    _record(root, [entry for entry, _ in chosen], now)
-    return inject.whisper_text(chosen, now)
+    _record(root, [hit.entry for hit in chosen], now)
+    return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now)
 
 
 def _record(root: Root, hits: list[Entry], now: datetime) -> None:

@@ -22,6 +22,7 @@ from deepmem.memory.age import date_words
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
+from deepmem.memory.labels import Labels
 from deepmem.memory.lexical import Lexical
 from deepmem.memory.sessions import Sessions
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest, tokenize
@@ -149,7 +150,7 @@ def time_tokens(time: str) -> tuple[str, ...]:
 
 
 class SearchIndex:
-    """BM25 over entry tokens (text and time fields), the entries' sessions, and one embedding row per entry."""
+    """BM25 over entry tokens (text and time fields), the entries' sessions and leading names, and one embedding row per entry."""
 
     def __init__(self, files: list[MemoryFile], model: str) -> None:
         self.model = model
@@ -164,6 +165,7 @@ class SearchIndex:
         self.vectors = VectorTable(vectors)
         self.context = context_links(self.entries)
         self.sessions = Sessions(self.entries, self.tokens, vectors)
+        self.labels = Labels(self.entries)
 
 
 def context_links(entries: list[Entry]) -> list[np.ndarray]:

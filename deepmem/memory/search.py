@@ -9,6 +9,7 @@ import numpy as np
 
 from deepmem.memory.embed import encode
 from deepmem.memory.entries import CONTROL, Entry
+from deepmem.memory.feedback import FEEDBACK_DOCS, feedback_scores, feedback_terms
 from deepmem.memory.index import SearchIndex
 from deepmem.memory.lexical import standardised
 from deepmem.memory.tokenize import tokenize
@@ -25,6 +26,13 @@ SESSION_WEIGHT = 1.0
 SESSION_BM25_WEIGHT = 0.8
 """An entry gains SESSION_WEIGHT × its session's fused z-score (BM25 share SESSION_BM25_WEIGHT); chosen
 the same way."""
+LABEL_WEIGHT = 3.0
+"""An entry whose leading name (`Caroline: …`) the query names gains LABEL_WEIGHT; the weight four of the five leave-one-conversation-out folds chose."""
+QUESTION_WEIGHT = 1.0
+"""An entry that asks a question (it rarely holds an answer) loses QUESTION_WEIGHT; chosen the same way."""
+FEEDBACK_WEIGHT = 0.2
+"""The BM25 z-score of the first hits' rarest words (deepmem.memory.feedback) counts FEEDBACK_WEIGHT; chosen the
+same way."""
 MAX_QUERY_CHARS = 8_000
 
 
@@ -126,7 +134,18 @@ def rank(index: SearchIndex, query: str, k: int = 5, bm25_weight: float = BM25_W
         fused = fused + CONTEXT_WEIGHT * context_boost(whole, index.context)[docs]
     if SESSION_WEIGHT:
         fused = fused + SESSION_WEIGHT * index.sessions.scores(terms, vector, SESSION_BM25_WEIGHT)[docs]
+    if LABEL_WEIGHT:
+        named = index.labels.named(query)
+        if len(named):
+            fused = fused + LABEL_WEIGHT * np.isin(docs, named)
+    if QUESTION_WEIGHT:
+        fused = fused - QUESTION_WEIGHT * index.labels.asks[docs]
     evidence = ((lexical[docs] > 0) & (bm25_weight > 0)) | ((similarity > 0) & (bm25_weight < 1))
+    if FEEDBACK_WEIGHT:
+        first = docs[best(fused, docs, np.flatnonzero(evidence), FEEDBACK_DOCS)]
+        extra = feedback_terms(index.lexical, index.tokens, first, {*terms, *index.labels.words})
+        if extra:
+            fused = fused + FEEDBACK_WEIGHT * feedback_scores(index.lexical, extra)[docs]
     chosen = best(fused, docs, np.flatnonzero(evidence), k)
     top = docs[chosen]
     bm25_ranks: list[int | None] = [None] * len(top)
