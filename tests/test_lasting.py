@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from bench.corpus import CORPUS
 from deepmem.extractors.calls import build_timeline
 from deepmem.extractors.lasting import find_candidates
 from deepmem.sessionio import read_session
@@ -14,7 +15,7 @@ from deepmem.sessionio import read_session
 from .conftest import FIXTURES
 
 LABELS = {item["text"]: item for item in orjson.loads((FIXTURES / "memory_labels.json").read_bytes())["labels"]}
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPORA = CORPUS.parent
 MIN_LASTING = 0.9
 """Measured 8 of 8 on swe-gemini3, 10 of 10 on swe-deepseek, 2 of 2 on the OpenCode fixtures."""
 
