@@ -165,7 +165,7 @@ def write_fixtures(corpus: Path, out: Path, count: int) -> dict[str, list[dict[s
         atomic_write(out / "sessions" / name, data)
         evidence[name] = items
     atomic_write(out / "evidence.json", encode_json(evidence))
-    shutil.copyfile(corpus / "LICENSE", out / "LICENSE-swe-gemini3")
+    shutil.copyfile(corpus / "LICENSE", out / f"LICENSE-{corpus.name}")
     return evidence
 
 

@@ -24,6 +24,8 @@ from deepmem.sessionio import read_session
 from deepmem.types import Part, Settings, Tier
 
 EVIDENCE = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+EVIDENCE_SETS = {"swe-gemini3": EVIDENCE, "swe-deepseek": EVIDENCE.parent / "evidence-deepseek"}
+"""The evidence fixtures of each corpus, reported and gated on their own."""
 STATUSES = ("visible", "restorable", "lost")
 
 
@@ -114,11 +116,12 @@ def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the fidelity table at default settings (automatic tier) and at tier high."""
+    """Print the fidelity table of each corpus at default settings (automatic tier) and at tier high."""
     parser = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.split("\n")[0])
     parser.parse_args(argv)
-    for label, tier in (("default settings, automatic tier", None), ("tier high", "high")):
-        print(format_outcomes(label, outcomes(tier)), end="")
+    for corpus, folder in EVIDENCE_SETS.items():
+        for label, tier in (("default settings, automatic tier", None), ("tier high", "high")):
+            print(format_outcomes(f"{corpus}: {label}", outcomes(tier, folder=folder)), end="")
     return 0
 
 

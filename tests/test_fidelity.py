@@ -20,20 +20,20 @@ import pytest
 from bench import fidelity
 from deepmem.sessionio import encode_json
 
-BASELINE = fidelity.EVIDENCE / "baseline.json"
 TIERS = {"default": None, "high": "high"}
+CORPORA = sorted(fidelity.EVIDENCE_SETS)
 ALLOWED_DROP = 0.01
 
 
 @functools.cache
-def outcomes(tier: str) -> dict[str, list[fidelity.Outcome]]:
+def outcomes(corpus: str, tier: str) -> dict[str, list[fidelity.Outcome]]:
     """Per session, each evidence item with 'visible', 'restorable' or 'lost' (computed once)."""
-    return fidelity.outcomes(TIERS[tier])
+    return fidelity.outcomes(TIERS[tier], folder=fidelity.EVIDENCE_SETS[corpus])
 
 
-def visible_share(tier: str) -> float:
+def visible_share(corpus: str, tier: str) -> float:
     """Share of all evidence items visible without expansion."""
-    statuses = [status for rows in outcomes(tier).values() for _, status, _ in rows]
+    statuses = [status for rows in outcomes(corpus, tier).values() for _, status, _ in rows]
     return sum(status == "visible" for status in statuses) / len(statuses)
 
 
@@ -56,25 +56,28 @@ def test_status_distinguishes_visible_restorable_lost() -> None:
     assert fidelity.item_status("FAILED tests/test_x.py::test_y", part, {}) == "lost"
 
 
+@pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("tier", sorted(TIERS))
-def test_every_item_visible_or_restorable(tier: str) -> None:
+def test_every_item_visible_or_restorable(corpus: str, tier: str) -> None:
     """100% of evidence is visible or restorable through the markers of its part."""
     lost = [
         f"{name}: {item['kind']} {item['text']!r} (part {item['part']})"
-        for name, rows in outcomes(tier).items()
+        for name, rows in outcomes(corpus, tier).items()
         for item, status, _ in rows
         if status == "lost"
     ]
     assert not lost, f"{len(lost)} evidence items lost:\n" + "\n".join(lost[:20])
 
 
+@pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("tier", sorted(TIERS))
-def test_visible_share_holds_baseline(tier: str, request: pytest.FixtureRequest) -> None:
-    """The share visible without expansion does not drop more than a point below the baseline."""
-    share = round(visible_share(tier), 4)
-    baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
+def test_visible_share_holds_baseline(corpus: str, tier: str, request: pytest.FixtureRequest) -> None:
+    """The share visible without expansion does not drop more than a point below the corpus's baseline."""
+    share = round(visible_share(corpus, tier), 4)
+    baseline_file = fidelity.EVIDENCE_SETS[corpus] / "baseline.json"
+    baseline = json.loads(baseline_file.read_text(encoding="utf-8")) if baseline_file.exists() else {}
     if request.config.getoption("--update-baseline"):
-        BASELINE.write_bytes(encode_json({**baseline, tier: share}))
+        baseline_file.write_bytes(encode_json({**baseline, tier: share}))
         return
     assert tier in baseline, "no committed baseline; run pytest tests/test_fidelity.py --update-baseline"
     assert share >= baseline[tier] - ALLOWED_DROP, (
