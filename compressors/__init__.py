@@ -41,6 +41,12 @@ REGISTRY = {
 }
 """Every compressor a route names, by its NAME: the module of that name in this package."""
 
+READS_FACTS = frozenset({"duplicates", "file_reads", "stale_reads", "working_outputs"})
+"""Compressors whose result depends on the history (`ctx.facts`, `ctx.step`), not only on the
+part, tier and settings."""
+FACT_FREE = frozenset(REGISTRY) - READS_FACTS
+"""Compressors whose result the pipeline may reuse wherever the same part meets the same tier."""
+
 PROTECTED_TOOLS = frozenset({"question", "todowrite", "deep_expand"}) | FILE_TOOLS
 """Tools whose outputs are never compressed (plus every `memory_*` tool): a file tool's output
 only confirms the change and carries the diagnostics the model reads next."""

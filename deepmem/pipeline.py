@@ -27,7 +27,7 @@ import msgspec
 import orjson
 import xxhash
 
-from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
+from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
@@ -105,10 +105,13 @@ class Caches:
         """Accumulated results by (settings, tier, digest of the first message): one per live history."""
         self.probes = LRU(32_768)
         """Probed tokens (what a message would keep once old) by (digest, tier, settings)."""
+        self.parts = LRU(65_536)
+        """Outcome of a part whose compressors read no facts, by (message digest, part index,
+        compressors, tier, settings): the probe and the plan share it."""
 
     def all(self) -> tuple[LRU, ...]:
         """Each memo."""
-        return (self.messages, self.sizes, self.batches, self.histories, self.probes)
+        return (self.messages, self.sizes, self.batches, self.histories, self.probes, self.parts)
 
     def __len__(self) -> int:
         """How many entries all memos keep."""
@@ -189,6 +192,16 @@ def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[
         log.warning("part %s passed through: it could not be compressed", part.get("id"), exc_info=True)
         return Outcome(None, (), 1, (chars, chars), (tokens, tokens))
     return Outcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
+
+
+def part_outcome(
+    part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int], where: tuple[bytes | None, int]
+) -> Outcome:
+    """`outcome_for`, memoized on the part's place (message digest, index) when no compressor
+    that applies reads the facts: such an outcome depends only on the part, tier and settings."""
+    if where[0] is None or not names or not FACT_FREE.issuperset(names):
+        return outcome_for(part, ctx, names, before)
+    return CACHES.parts.get((*where, names, ctx.tier, ctx.settings), lambda: outcome_for(part, ctx, names, before))
 
 
 class Batch(msgspec.Struct, frozen=True):
@@ -354,7 +367,7 @@ def compute_message(
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
         ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
-        outcome = outcome_for(part, ctx, names_for(message, part, ctx), part_sizes[part_index])
+        outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
         counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
         rows[kind] = tuple(map(sum, zip(rows.get(kind, (0,) * 6), counts, strict=True)))

@@ -3,6 +3,7 @@ cache-stable between boundary jumps, and failing open on malformed outputs."""
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import msgspec
@@ -10,7 +11,7 @@ import pytest
 
 from deepmem import pipeline
 from deepmem.ccr import CCRStore
-from deepmem.compressors import REGISTRY
+from deepmem.compressors import FACT_FREE, REGISTRY
 from deepmem.config import load_settings
 from deepmem.history import tier_for, visible_text
 from deepmem.lru import LRU
@@ -354,3 +355,13 @@ def test_tier_thresholds_come_from_config_and_environment(tmp_path, monkeypatch)
     assert [tier_for(n, settings) for n in (999, 1000, 5000)] == ["low", "medium", "high"]
     window = Settings(context_window=100_000)
     assert [tier_for(n, window) for n in (24_999, 25_000, 60_000)] == ["low", "medium", "high"]
+
+
+def test_compressors_shared_between_probe_and_plan_read_no_history() -> None:
+    """A compressor whose outcome the pipeline reuses across batches never reads the facts, step or age."""
+    readers = {
+        name
+        for name, module in REGISTRY.items()
+        if any(word in inspect.getsource(module) for word in ("ctx.facts", "ctx.step", "ctx.age", "facts."))
+    }
+    assert readers and not readers & FACT_FREE
