@@ -341,11 +341,13 @@ def compute_message(
     tier: Tier | None,
     settings: Settings,
     released: dict[str, Batch],
+    probing: bool = False,
 ) -> MessageOutcome:
     """Compress the parts of one message (old: by route; new: capture-time trimming only).
 
     A part is compressed with the facts of its batch, or of the boundary at which it left
-    the working set (`released`); `tier` overrides the batches' own tiers.
+    the working set (`released`); `tier` overrides the batches' own tiers. A probe
+    (`probing`: its sizes are all the schedule reads) leaves out what the nudges look for.
     """
     contexts: dict[int, Context] = {}
 
@@ -376,7 +378,7 @@ def compute_message(
         if outcome.part is not None:
             replaced.append((part_index, outcome.part))
             originals.extend(outcome.originals)
-    signals = message_signals(message, dict(replaced))
+    signals = Signals() if probing else message_signals(message, dict(replaced))
     return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals)
 
 
@@ -540,7 +542,7 @@ def probe_tokens(
     """
 
     def probe() -> int:
-        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {})
+        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
         return sum(row[5] for _, row in outcome.rows)
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
