@@ -9,6 +9,8 @@ from deepmem.types import Message
 
 CORPUS = Path("/work/shared/corpus/swe-gemini3")
 """Default corpus folder (override with --corpus)."""
+CORPORA = [CORPUS, CORPUS.parent / "swe-deepseek", Path(__file__).resolve().parent.parent / "fixtures" / "sessions"]
+"""Every corpus the benchmarks report on by default: both shared corpora and the OpenCode fixtures."""
 
 
 def session_paths(folder: Path, limit: int | None = None) -> list[Path]:

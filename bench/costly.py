@@ -28,8 +28,8 @@ from pathlib import Path
 
 import msgspec
 
-from bench.corpus import load_messages, session_paths
-from bench.replay import CORPORA, parse_models
+from bench.corpus import CORPORA, load_messages, session_paths
+from bench.replay import parse_models
 from bench.strategies import Deepmem, Uncompressed
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter

@@ -22,8 +22,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bench.corpus import load_messages, session_paths
-from bench.replay import CORPORA
+from bench.corpus import CORPORA, load_messages, session_paths
 from deepmem.history import step_indexes, visible_text
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_transform, plan_transform

@@ -22,7 +22,7 @@ if __package__ in (None, ""):  # run as `python bench/replay.py`
 
 import msgspec  # noqa: E402
 
-from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
+from bench.corpus import CORPORA, load_messages, session_paths  # noqa: E402
 from bench.latency import format_latency, measure_latency  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
 from bench.strategies import Deepmem, Hindsight, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
@@ -35,8 +35,6 @@ from deepmem.support import quoted_lines  # noqa: E402
 from deepmem.types import Settings  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CORPORA = [CORPUS, CORPUS.parent / "swe-deepseek", Path(__file__).resolve().parent.parent / "fixtures" / "sessions"]
-"""Every corpus a figure is reported on: two agents' sessions and the OpenCode fixture sessions."""
 GRID = [(2, 10), (4, 20)]
 """(tail_steps, batch_steps) points of the old fixed schedule, besides its default (4, 10)."""
 
