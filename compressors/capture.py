@@ -1,10 +1,10 @@
 """Capture-time trimming: a new output over its cap is cut to fit, once and for all.
 
-File views and searches have `capture_cap_tokens`: the agent quotes their lines in the
-edits that follow. Other command output (test runs, installs, scripts' prints) has the
-smaller `capture_command_cap_tokens`: what the agent uses of it is its status, errors and
-tail, which the trim keeps, and trimming it here costs no cached prefix, whereas cutting it
-later at a jump rewrites the requests after it. A pure function of the part and the caps,
+File views have `capture_cap_tokens`: the agent quotes their lines in the edits that
+follow. Every other output (searches, test runs, installs, scripts' prints) has the smaller
+`capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
+matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
+whereas cutting it later at a jump rewrites the requests after it. A pure function of the part and the caps,
 so every later step trims it identically.
 """
 
@@ -25,12 +25,13 @@ LINE_CHARS = 2_000
 under a small cap, to the tail's share of it, so that one line always fits."""
 CHARS_PER_TOKEN = 4
 """Rough size of a token, to turn the cap into line budgets."""
-VIEW_KINDS = ("read", "search")
-"""Output kinds whose lines the agent quotes later: they get the larger cap."""
+VIEW_KINDS = ("read",)
+"""Output kinds whose lines the agent quotes later: they get the larger cap (searches were
+measured too: trimming them at the smaller cap cost no quoted line on either corpus)."""
 
 
 def cap_for(part: Part, ctx: Context) -> int:
-    """The token cap of a new output: file views and searches keep more than other command output."""
+    """The token cap of a new output: file views keep more than any other output."""
     settings = ctx.settings
     return settings.capture_cap_tokens if tool_kind(part) in VIEW_KINDS else settings.capture_command_cap_tokens
 

@@ -301,13 +301,15 @@ def test_capture_keeps_the_start_of_one_long_line_under_a_small_cap() -> None:
 
 
 def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
-    """A new `cat` of a long file keeps up to the view cap; a build log of the same size the smaller one."""
+    """A new `cat` of a long file keeps up to the view cap; a build log or a search of the same size the smaller one."""
     text = "\n".join(f"    value_{n} = compute(value_{n - 1}, {n})  # step {n}" for n in range(1_500))
     context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
     view = REGISTRY["capture"].compress(tool("bash", text, command="cat src/values.py"), context)
     log = REGISTRY["capture"].compress(tool("bash", text, command="make"), context)
+    search = REGISTRY["capture"].compress(tool("bash", text, command="grep -rn compute src/"), context)
     # The caps become character budgets at four characters a token; code runs denser.
     assert estimate_tokens(main_text(log.part)) <= Settings().capture_command_cap_tokens * 1.25
+    assert estimate_tokens(main_text(search.part)) <= Settings().capture_command_cap_tokens * 1.25
     assert estimate_tokens(main_text(view.part)) > 3 * estimate_tokens(main_text(log.part))
     assert estimate_tokens(main_text(view.part)) <= Settings().capture_cap_tokens * 1.25
 
