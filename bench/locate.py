@@ -27,17 +27,11 @@ from deepmem.history import step_indexes, visible_text
 from deepmem.markers import marker_keys
 from deepmem.pipeline import apply_transform, plan_transform
 from deepmem.support import quoted_lines, seen_text
-from deepmem.types import Message, Part, Settings
+from deepmem.text.fields import main_text
+from deepmem.types import Message, Settings
 
 CUT_RUN = re.compile(r"\[… lines (\d+)-(\d+) cut\]")
 """A run of cut lines, numbered in the original output."""
-
-
-def output_text(part: Part) -> str:
-    """A tool part's output or error text ('' for other parts)."""
-    state = part.get("state") or {} if part.get("type") == "tool" else {}
-    value = state.get("output") if isinstance(state.get("output"), str) else state.get("error")
-    return value if isinstance(value, str) else ""
 
 
 def line_number(text: str, line: str) -> int:
@@ -54,7 +48,7 @@ def where_shown(raw: list[Message], sent: list[Message], line: str) -> str:
     for index in reversed(range(len(raw))):
         parts, shown = raw[index]["parts"], sent[index]["parts"]  # nudges come after, or in a message after
         for part, now in zip(reversed(parts), reversed(shown[: len(parts)]), strict=True):
-            text = output_text(part)
+            text = (main_text(part) or "") if part.get("type") == "tool" else ""
             number = line_number(text, line) if line in text else 0
             if not number:
                 continue

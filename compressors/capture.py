@@ -4,8 +4,8 @@ File views have `capture_cap_tokens`: the agent quotes their lines in the edits 
 follow. Every other output (searches, test runs, installs, scripts' prints) has the smaller
 `capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
 matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
-whereas cutting it later at a jump rewrites the requests after it. A pure function of the part and the caps,
-so every later step trims it identically.
+whereas cutting it later at a jump rewrites the requests after it. A pure function of the
+part and the caps, so every later step trims it identically.
 """
 
 from __future__ import annotations

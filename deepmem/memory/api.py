@@ -10,6 +10,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+from deepmem.config import load_config
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
@@ -106,8 +107,6 @@ def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list
     if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
         return []
     if min_score is None:
-        from deepmem.config import load_config
-
         min_score = load_config(root).memory.whisper_min_score
         min_score = float("-inf") if min_score is None else min_score
     terms = set(cached_tokens(query))
