@@ -47,13 +47,11 @@ class FactsBuilder:
         self.part_ids: dict[str, list[str]] = {}
         self.newer: dict[str, str] = {}
         self.working = WorkingSetBuilder()
-        self.messages = 0
         self.texts: dict[str, str] = {}
         """Files written whole so far (path → text), so a command that runs one is followed."""
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
-        index, self.messages = self.messages, self.messages + 1
         if message["info"]["role"] == "assistant":
             self.step += 1
         else:
@@ -69,7 +67,7 @@ class FactsBuilder:
             signature = input_signature(part)
             touched = touches(part, self.texts)
             self.texts.update(touched.texts)
-            self.working.add_part(part, index, signature, touched)
+            self.working.add_part(part, signature, touched)
             for path in touched.changed:
                 self.edited[path] = self.step
                 self.working.add_edit(path)

@@ -257,22 +257,15 @@ def message_sizes(message: Message, digest: bytes | None) -> MessageSizes:
     return measure_message(message) if digest is None else CACHES.sizes.get(digest, lambda: measure_message(message))
 
 
-class Frozen(msgspec.Struct, frozen=True):
-    """The batches of a history, and when each working-set output left the working set."""
-
-    batches: dict[int, Batch]
-    """Boundary → its Batch, for every boundary up to the current one."""
-    releases: dict[int, tuple[tuple[str, int], ...]]
-    """Message index → (part id, boundary) for each of its parts that was in the working set
-    when it became old and left it at the jump after that (the file was edited or read again).
-    Later departures keep their text: rewriting a part further back would cost the
-    provider's cached prefix more than the cut saves."""
-
-
 def freeze_batches(
     messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings
-) -> Frozen:
-    """The Batch of every boundary up to the current one, from one pass over the old messages."""
+) -> dict[int, Batch]:
+    """The Batch of every boundary up to the current one, from one pass over the old messages.
+
+    A working-set output keeps the text it got when it became old even after it leaves the
+    working set: cutting it at a later jump rewrites the provider's cached prefix from that
+    output on, which cost more than the cut saved on every corpus (`bench/README.md`).
+    """
     ends = batch_ends(shape, messages)
     hasher = xxhash.xxh3_128(repr(settings).encode())
     stops: dict[int, tuple[int, int]] = {}
@@ -285,25 +278,15 @@ def freeze_batches(
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
-    def build() -> Frozen:
-        builder, done, batches, previous = FactsBuilder(), 0, {}, 0
-        releases: dict[int, list[tuple[str, int]]] = {}
-        working: frozenset[str] = frozenset()
+    def build() -> dict[int, Batch]:
+        builder, done, batches = FactsBuilder(), 0, {}
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
             done = end
             fingerprint, tokens = stops[boundary]
-            facts = builder.snapshot()
-            for part_id in sorted(working - facts.working_set):
-                index = builder.working.where[part_id]
-                if part_id in builder.working.reread and (
-                    first_boundary(shape.message_steps[index], shape.jumps) == previous
-                ):
-                    releases.setdefault(index, []).append((part_id, boundary))
-            working, previous = facts.working_set, boundary
-            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
-        return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
+            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), builder.snapshot())
+        return batches
 
     return CACHES.batches.get((stops[shape.boundary][0], shape.jumps), build)
 
@@ -340,35 +323,26 @@ def compute_message(
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
-    released: dict[str, Batch],
     probing: bool = False,
 ) -> MessageOutcome:
     """Compress the parts of one message (old: by route; new: capture-time trimming only).
 
-    A part is compressed with the facts of its batch, or of the boundary at which it left
-    the working set (`released`); `tier` overrides the batches' own tiers. A probe
-    (`probing`: its sizes are all the schedule reads) leaves out what the nudges look for.
+    Every part is compressed with the facts of its batch; `tier` overrides the batch's own
+    tier. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
+    nudges look for.
     """
-    contexts: dict[int, Context] = {}
-
-    def context(frozen: Batch) -> Context:
-        known = contexts.get(frozen.boundary)
-        if known is None:
-            known = contexts[frozen.boundary] = Context(
-                age=frozen.boundary - step,
-                step=step,
-                tier=tier or frozen.tier,
-                settings=settings,
-                facts=frozen.facts,
-                captured=frozen is NEW_PARTS,
-            )
-        return known
-
+    ctx = Context(
+        age=batch.boundary - step,
+        step=step,
+        tier=tier or batch.tier,
+        settings=settings,
+        facts=batch.facts,
+        captured=batch is NEW_PARTS,
+    )
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, tuple[int, ...]] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
-        ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
         outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
         counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
@@ -389,14 +363,13 @@ def message_outcome(
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
-    released: dict[str, Batch],
 ) -> MessageOutcome:
-    """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
-    releases) and the settings."""
+    """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier)
+    and the settings."""
     step = key[1]
     if digest is None:
-        return compute_message(message, digest, step, batch, tier, settings, released)
-    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
+        return compute_message(message, digest, step, batch, tier, settings)
+    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings))
 
 
 @contextmanager
@@ -421,8 +394,7 @@ class Accumulated(msgspec.Struct, gc=False):
     later recomputes only the messages after the prefix the two histories share."""
 
     keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier, settings, releases), all its
-    outcome depends on."""
+    """Per message: (digest, step, batch fingerprint, tier, settings), all its outcome depends on."""
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
@@ -542,7 +514,7 @@ def probe_tokens(
     """
 
     def probe() -> int:
-        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
+        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, probing=True)
         return sum(row[5] for _, row in outcome.rows)
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
@@ -555,29 +527,14 @@ def plan_history(
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
-    frozen = freeze_batches(messages, digests, shape, settings)
-    batches = frozen.batches
+    batches = freeze_batches(messages, digests, shape, settings)
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
         batches[first_boundary(step, shape.jumps)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
-    # A working-set output that has left the working set is compressed with the facts of
-    # the boundary where it left: a jump rewrites it once, like the newly old steps.
-    released = {
-        index: {part_id: batches[boundary] for part_id, boundary in pairs}
-        for index, pairs in frozen.releases.items()
-        if index < shape.first_young
-    }
     keys = [
-        (
-            digest,
-            step,
-            batch.fingerprint,
-            tier or batch.tier,
-            settings_key,
-            tuple((part_id, batch.fingerprint) for part_id, batch in released[index].items()) if index in released else (),
-        )
+        (digest, step, batch.fingerprint, tier or batch.tier, settings_key)
         for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]
     history = (settings_key, tier, digests[0] if digests else None)
@@ -586,7 +543,7 @@ def plan_history(
     done = previous.prefix(kept) if previous is not None else Accumulated()
     for index in range(kept, len(messages)):
         outcome = message_outcome(
-            messages[index], digests[index], keys[index], message_batches[index], tier, settings, released.get(index, {})
+            messages[index], digests[index], keys[index], message_batches[index], tier, settings
         )
         done.add(index, messages[index], keys[index], outcome)
     CACHES.histories.put(history, done)

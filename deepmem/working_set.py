@@ -14,8 +14,8 @@ the same at every step until the boundary jumps. It holds the part ids of:
 
 A view leaves for good when the same range is read again or the newer views fill the
 file's budget. Compressors keep working-set content whole, or far more of it, at every
-tier (`deepmem.compressors.working_outputs`); the rest is cut as before. A read that left
-the set soon after it became old is cut at the next jump (`deepmem.pipeline.Frozen.releases`).
+tier (`deepmem.compressors.working_outputs`); the rest is cut as before. An output that
+leaves the set after it became old keeps its text (`deepmem.pipeline.freeze_batches`).
 """
 
 from __future__ import annotations
@@ -83,10 +83,6 @@ class WorkingSetBuilder:
         """File name → paths of that name the agent edited or wrote."""
         self.runs: dict[str, list[str]] = {}
         """Command signature → part ids of its runs, oldest first."""
-        self.reread: set[str] = set()
-        """Part ids of views that left for good (the same range read again, or past the budget)."""
-        self.where: dict[str, int] = {}
-        """Part id → index of its message in the history, for every read and run seen."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names."""
@@ -107,7 +103,6 @@ class WorkingSetBuilder:
                 tokens = 0 if same_range else self.view_tokens(view[1], view[2])
                 if same_range or tokens > room:
                     room = room if same_range else 0
-                    self.reread.add(view[1])
                     continue
                 room -= tokens
             kept.append(view)
@@ -124,9 +119,9 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
 
-    def add_part(self, part: Part, message_index: int, signature: str | None, touched: Touches) -> None:
-        """Fold one tool part of the message at `message_index` (`signature`: its `input_signature`;
-        `touched`: what the call touches, read once by the facts)."""
+    def add_part(self, part: Part, signature: str | None, touched: Touches) -> None:
+        """Fold one tool part (`signature`: its `input_signature`; `touched`: what the call
+        touches, read once by the facts)."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
@@ -134,11 +129,9 @@ class WorkingSetBuilder:
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":
             self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""))
-            self.where[part_id] = message_index
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             self.runs.setdefault(signature, []).append(part_id)
-            self.where[part_id] = message_index
 
     def snapshot(self) -> frozenset[str]:
         """Part ids of the working set as it stands now."""
