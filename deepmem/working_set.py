@@ -81,18 +81,27 @@ class WorkingSetBuilder:
         self.named: set[str] = set()
         self.edited: dict[str, set[str]] = {}
         """File name → paths of that name the agent edited or wrote."""
-        self.runs: dict[str, list[str]] = {}
-        """Command signature → part ids of its runs, oldest first."""
+        self.last_run: dict[str, str] = {}
+        """Command signature → part id of its latest run."""
+        self.repeated: dict[str, str] = {}
+        """The same, for commands run at least twice."""
+        self.files: dict[str, frozenset[str]] = {}
+        """File name → part ids of its views in the working set, as of the last snapshot."""
+        self.changed: set[str] = set()
+        """File names whose views, edits or naming changed since the last snapshot."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names."""
-        self.named |= named_files(text)
+        new = named_files(text) - self.named
+        self.named |= new
+        self.changed |= new
 
     def add_read(self, source: tuple[str, int], part_id: str, output: str) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
         for good when it shows the same range, or once the newer views fill `file_tokens`
         (sizes are estimated only for files read more than once)."""
         path = source[0]
+        self.changed.add(file_name(path))
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [(source, part_id, output)], None
         for view in reversed(views):
@@ -118,6 +127,7 @@ class WorkingSetBuilder:
     def add_edit(self, path: str) -> None:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
+        self.changed.add(file_name(path))
 
     def add_part(self, part: Part, signature: str | None, touched: Touches) -> None:
         """Fold one tool part (`signature`: its `input_signature`; `touched`: what the call
@@ -131,20 +141,31 @@ class WorkingSetBuilder:
             self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""))
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
-            self.runs.setdefault(signature, []).append(part_id)
+            if signature in self.last_run:
+                self.repeated[signature] = part_id
+            self.last_run[signature] = part_id
+
+    def file_views(self, name: str) -> frozenset[str]:
+        """Part ids of the views of files called `name` that are in the working set."""
+        edited = self.edited.get(name, ())
+        ids: set[str] = set()
+        latest: dict[str, str] = {}
+        for (path, _), part_id, _ in self.reads.get(name, ()):
+            if name in self.named or not is_vendored(path):
+                latest[path] = part_id
+                if any(same_file(path, other) for other in edited):
+                    ids.add(part_id)
+        return frozenset(ids.union(latest.values()))
 
     def snapshot(self) -> frozenset[str]:
-        """Part ids of the working set as it stands now."""
-        ids = {runs[-1] for runs in self.runs.values() if len(runs) > 1}
-        for name, views in self.reads.items():
-            edited = self.edited.get(name, ())
-            latest: dict[str, str] = {}
-            for (path, _), part_id, _ in views:
-                if name in self.named or not is_vendored(path):
-                    latest[path] = part_id
-                    if any(same_file(path, other) for other in edited):
-                        ids.add(part_id)
-            ids.update(latest.values())
+        """Part ids of the working set as it stands now (only files changed since the last
+        snapshot are looked at again)."""
+        for name in self.changed:
+            self.files[name] = self.file_views(name)
+        self.changed.clear()
+        ids = set(self.repeated.values())
+        for views in self.files.values():
+            ids |= views
         return frozenset(ids)
 
 
