@@ -49,9 +49,11 @@ class FactsBuilder:
         self.working = WorkingSetBuilder()
         self.texts: dict[str, str] = {}
         """Files written whole so far (path → text), so a command that runs one is followed."""
+        self.messages = 0
 
     def add(self, message: Message) -> None:
         """Fold one message (in history order) into the facts."""
+        index, self.messages = self.messages, self.messages + 1
         if message["info"]["role"] == "assistant":
             self.step += 1
         else:
@@ -67,7 +69,7 @@ class FactsBuilder:
             signature = input_signature(part)
             touched = touches(part, self.texts)
             self.texts.update(touched.texts)
-            self.working.add_part(part, signature, touched)
+            self.working.add_part(part, signature, touched, index, self.step)
             for path in touched.changed:
                 self.edited[path] = self.step
                 self.working.add_edit(path)

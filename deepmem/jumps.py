@@ -198,6 +198,17 @@ def priced_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[
     return tuple(jumps)
 
 
+def release_pays(saving: int, carried: int, between: int, read: float) -> bool:
+    """Whether a jump should also cut a working-set output that has left the set.
+
+    Kept whole, the output costs `saving` tokens at the read price on every request; cut
+    at this jump, it makes the jump rewrite the `between` old tokens after it too, at the
+    write price instead of the read price. Like a jump, the cut is bought once renting
+    has cost as much: after `carried` requests since the output left the set.
+    """
+    return read * saving * max(carried, 0) >= (1.0 - read) * between and saving > 0
+
+
 def boundary_at(jumps: Sequence[int], settings: Settings, step: int) -> int:
     """The boundary in force at `step`: the last jump whose target a step ≤ `step` could reach."""
     reachable = step - settings.tail_steps

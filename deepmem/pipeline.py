@@ -30,7 +30,7 @@ import xxhash
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
-from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, release_pays, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
 from deepmem.prices import PriceModel, family_of_messages
@@ -257,15 +257,20 @@ def message_sizes(message: Message, digest: bytes | None) -> MessageSizes:
     return measure_message(message) if digest is None else CACHES.sizes.get(digest, lambda: measure_message(message))
 
 
-def freeze_batches(
-    messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings
-) -> dict[int, Batch]:
-    """The Batch of every boundary up to the current one, from one pass over the old messages.
+class Frozen(msgspec.Struct, frozen=True):
+    """The batches of a history, and the working-set outputs cut after they left the set."""
 
-    A working-set output keeps the text it got when it became old even after it leaves the
-    working set: cutting it at a later jump rewrites the provider's cached prefix from that
-    output on, which cost more than the cut saved on every corpus (`bench/README.md`).
-    """
+    batches: dict[int, Batch]
+    """Boundary → its Batch, for every boundary up to the current one."""
+    releases: dict[int, tuple[tuple[str, int], ...]]
+    """Message index → (part id, boundary) for each of its parts that was in the working set
+    when it became old, left it later, and is cut at that boundary's jump (`release_pays`)."""
+
+
+def freeze_batches(
+    messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings, prices: PriceModel
+) -> Frozen:
+    """The Batch of every boundary up to the current one, and the releases, from one pass over the old messages."""
     ends = batch_ends(shape, messages)
     hasher = xxhash.xxh3_128(repr(settings).encode())
     stops: dict[int, tuple[int, int]] = {}
@@ -278,17 +283,65 @@ def freeze_batches(
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
-    def build() -> dict[int, Batch]:
+    def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
+        whole: dict[str, int] = {}
+        """Working-set views kept whole when they became old → their message index."""
+        releases: dict[int, list[tuple[str, int]]] = {}
+        probed = OldSizes(messages, digests, shape.message_steps, settings)
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
+            facts = builder.snapshot()
+            for part_id in sorted(whole):
+                left = builder.working.left.get(part_id)
+                index = whole[part_id]
+                if part_id in facts.working_set or left is None:
+                    continue
+                carried = boundary + settings.tail_steps - left
+                if release_pays(probed.saving(index), carried, probed.between(index, done), prices.read):
+                    releases.setdefault(index, []).append((part_id, boundary))
+                    del whole[part_id]
+            for part_id in sorted(facts.working_set):
+                index = builder.working.where.get(part_id, -1)
+                if done <= index < end:
+                    whole[part_id] = index
             done = end
             fingerprint, tokens = stops[boundary]
-            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), builder.snapshot())
-        return batches
+            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
+        return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
 
-    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps), build)
+    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, prices), build)
+
+
+class OldSizes:
+    """Estimated tokens of old messages as sent (their probes) and as recorded, for releases."""
+
+    def __init__(
+        self, messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings
+    ) -> None:
+        self.messages, self.digests, self.steps, self.settings = messages, digests, steps, settings
+        self.settings_key = repr(settings)
+        self.tokens = [message_sizes(message, digest).tokens for message, digest in zip(messages, digests, strict=True)]
+        self.totals = running_totals(steps, self.tokens, steps[-1] if steps else 0)
+        self.sums = [0]
+        """Probes summed over the first k messages, extended as far as asked."""
+
+    def probe(self, index: int) -> int:
+        """The message's probe (its compressors at its tier, no facts)."""
+        step = self.steps[index]
+        tier = tier_for(self.totals[step], self.settings)
+        return probe_tokens(self.messages[index], self.digests[index], step, tier, self.settings, self.settings_key)
+
+    def saving(self, index: int) -> int:
+        """Tokens a cut of the message saves on every later request (its probe against its whole text)."""
+        return max(self.tokens[index] - self.probe(index), 0)
+
+    def between(self, index: int, end: int) -> int:
+        """Tokens of the old messages after the message, up to `end` (what a cut of it rewrites besides a jump's own)."""
+        while len(self.sums) <= end:
+            self.sums.append(self.sums[-1] + self.probe(len(self.sums) - 1))
+        return self.sums[end] - self.sums[min(index + 1, end)]
 
 
 NEW_PARTS = Batch(0, 0, "low", Facts())
@@ -323,26 +376,36 @@ def compute_message(
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
+    released: dict[str, Batch],
     probing: bool = False,
 ) -> MessageOutcome:
     """Compress the parts of one message (old: by route; new: capture-time trimming only).
 
-    Every part is compressed with the facts of its batch; `tier` overrides the batch's own
-    tier. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
+    A part is compressed with the facts of its batch, or of the boundary at whose jump it
+    is released from the working set (`released`); `tier` overrides the batches' own
+    tiers. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
     nudges look for.
     """
-    ctx = Context(
-        age=batch.boundary - step,
-        step=step,
-        tier=tier or batch.tier,
-        settings=settings,
-        facts=batch.facts,
-        captured=batch is NEW_PARTS,
-    )
+    contexts: dict[int, Context] = {}
+
+    def context(frozen: Batch) -> Context:
+        known = contexts.get(frozen.boundary)
+        if known is None:
+            known = contexts[frozen.boundary] = Context(
+                age=frozen.boundary - step,
+                step=step,
+                tier=tier or frozen.tier,
+                settings=settings,
+                facts=frozen.facts,
+                captured=frozen is NEW_PARTS,
+            )
+        return known
+
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, tuple[int, ...]] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
+        ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
         outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
         counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
@@ -363,13 +426,14 @@ def message_outcome(
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
+    released: dict[str, Batch],
 ) -> MessageOutcome:
-    """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier)
-    and the settings."""
+    """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
+    releases) and the settings."""
     step = key[1]
     if digest is None:
-        return compute_message(message, digest, step, batch, tier, settings)
-    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings))
+        return compute_message(message, digest, step, batch, tier, settings, released)
+    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
 
 
 @contextmanager
@@ -394,7 +458,8 @@ class Accumulated(msgspec.Struct, gc=False):
     later recomputes only the messages after the prefix the two histories share."""
 
     keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier, settings), all its outcome depends on."""
+    """Per message: (digest, step, batch fingerprint, tier, settings, releases), all its
+    outcome depends on."""
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
@@ -474,9 +539,10 @@ def plan_transform(
         if digests is None:
             digests = [message_digest(message) for message in messages]
         steps = message_steps(messages)
+        prices = prices or family_of_messages(messages)
         if jumps is None:
-            jumps = schedule(messages, digests, steps, settings, prices or family_of_messages(messages))
-        return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps))
+            jumps = schedule(messages, digests, steps, settings, prices)
+        return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps), prices)
 
 
 def schedule(
@@ -514,27 +580,47 @@ def probe_tokens(
     """
 
     def probe() -> int:
-        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, probing=True)
+        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
         return sum(row[5] for _, row in outcome.rows)
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
 
 def plan_history(
-    messages: list[Message], settings: Settings, tier: Tier | None, digests: list[bytes | None], shape: Layout
+    messages: list[Message],
+    settings: Settings,
+    tier: Tier | None,
+    digests: list[bytes | None],
+    shape: Layout,
+    prices: PriceModel,
 ) -> Plan:
     """The plan itself (see `plan_transform`)."""
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
-    batches = freeze_batches(messages, digests, shape, settings)
+    frozen = freeze_batches(messages, digests, shape, settings, prices)
+    batches = frozen.batches
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
         batches[first_boundary(step, shape.jumps)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
+    # A working-set view released at a jump is compressed with the facts of that boundary:
+    # the jump rewrites it with the newly old steps.
+    released = {
+        index: {part_id: batches[boundary] for part_id, boundary in pairs}
+        for index, pairs in frozen.releases.items()
+        if index < shape.first_young
+    }
     keys = [
-        (digest, step, batch.fingerprint, tier or batch.tier, settings_key)
+        (
+            digest,
+            step,
+            batch.fingerprint,
+            tier or batch.tier,
+            settings_key,
+            tuple((part_id, batch.fingerprint) for part_id, batch in released[index].items()) if index in released else (),
+        )
         for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]
     history = (settings_key, tier, digests[0] if digests else None)
@@ -543,7 +629,7 @@ def plan_history(
     done = previous.prefix(kept) if previous is not None else Accumulated()
     for index in range(kept, len(messages)):
         outcome = message_outcome(
-            messages[index], digests[index], keys[index], message_batches[index], tier, settings
+            messages[index], digests[index], keys[index], message_batches[index], tier, settings, released.get(index, {})
         )
         done.add(index, messages[index], keys[index], outcome)
     CACHES.histories.put(history, done)

@@ -89,6 +89,10 @@ class WorkingSetBuilder:
         """File name → part ids of its views in the working set, as of the last snapshot."""
         self.changed: set[str] = set()
         """File names whose views, edits or naming changed since the last snapshot."""
+        self.where: dict[str, int] = {}
+        """Part id → index of its message in the history, for every view."""
+        self.left: dict[str, int] = {}
+        """Part id → step at which a view left for good (the same range read again, or past the budget)."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names."""
@@ -96,7 +100,7 @@ class WorkingSetBuilder:
         self.named |= new
         self.changed |= new
 
-    def add_read(self, source: tuple[str, int], part_id: str, output: str) -> None:
+    def add_read(self, source: tuple[str, int], part_id: str, output: str, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
         for good when it shows the same range, or once the newer views fill `file_tokens`
         (sizes are estimated only for files read more than once)."""
@@ -112,6 +116,7 @@ class WorkingSetBuilder:
                 tokens = 0 if same_range else self.view_tokens(view[1], view[2])
                 if same_range or tokens > room:
                     room = room if same_range else 0
+                    self.left[view[1]] = step
                     continue
                 room -= tokens
             kept.append(view)
@@ -129,16 +134,17 @@ class WorkingSetBuilder:
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
 
-    def add_part(self, part: Part, signature: str | None, touched: Touches) -> None:
-        """Fold one tool part (`signature`: its `input_signature`; `touched`: what the call
-        touches, read once by the facts)."""
+    def add_part(self, part: Part, signature: str | None, touched: Touches, index: int = 0, step: int = 0) -> None:
+        """Fold one tool part of the message at `index`, made at `step` (`signature`: its
+        `input_signature`; `touched`: what the call touches, read once by the facts)."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
             self.add_named(orjson.dumps(inputs).decode())
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":
-            self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""))
+            self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""), step)
+            self.where[part_id] = index
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             if signature in self.last_run:

@@ -10,7 +10,7 @@ import pytest
 
 from bench.oracle import hindsight_jumps, schedule_cost
 from deepmem.history import message_steps
-from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, request_pauses, request_times
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, release_pays, request_pauses, request_times
 from deepmem.pipeline import message_digest, plan_transform, step_sizes
 from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
 from deepmem.sessionio import read_session
@@ -189,3 +189,12 @@ def test_imposed_jumps_are_followed() -> None:
     messages = django()
     plan = plan_transform(messages, Settings(), jumps=(0, 7, 30))
     assert plan.layout.boundary == 30 and plan.layout.jumps == (0, 7, 30)
+
+
+def test_a_release_is_bought_once_keeping_the_output_has_cost_its_rewrite() -> None:
+    """0.1 × 1,000 saved tokens × 8 requests = 800 < 0.9 × 1,000 rewritten tokens; at 9 requests it pays."""
+    assert not release_pays(1_000, 8, 1_000, 0.1)
+    assert release_pays(1_000, 9, 1_000, 0.1)
+    assert release_pays(1_000, 0, 0, 0.1), "nothing to rewrite besides the jump's own: the cut is free"
+    assert not release_pays(0, 50, 0, 0.1), "nothing to save, nothing to cut"
+    assert not release_pays(1_000, -3, 10, 0.1), "a clock running backwards counts as no wait"

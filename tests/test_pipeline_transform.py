@@ -16,7 +16,8 @@ from deepmem.config import load_settings
 from deepmem.history import tier_for, visible_text
 from deepmem.lru import LRU
 from deepmem.markers import marker_keys
-from deepmem.pipeline import apply_edits, apply_transform, plan_transform
+from deepmem.pipeline import apply_edits, apply_transform, freeze_batches, plan_transform
+from deepmem.prices import family_of_messages
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
 from deepmem.tokens import estimate_tokens
@@ -208,13 +209,15 @@ def visible(messages: list[dict]) -> list[str]:
 
 def test_old_content_changes_only_when_the_boundary_jumps() -> None:
     """Replayed step by step: between jumps each context extends the previous one; at a jump,
-    every part that was already old is unchanged (a working-set read that left the set
-    keeps its text), so only the newly old steps and what follows them are new."""
+    a part that was already old changes only when it is a working-set read released there
+    (`release_pays`), and at least one jump releases nothing."""
     messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
     settings = Settings()
+    prices = family_of_messages(messages)
     starts = [i for i, m in enumerate(messages) if m["info"]["role"] == "assistant"]
+    parts = [p for m in messages for p in m["parts"]]
     previous = None
-    jumps = 0
+    jumps, untouched = 0, 0
     for start in starts[1:]:
         history = messages[:start]
         plan = plan_transform(history, settings)
@@ -226,10 +229,13 @@ def test_old_content_changes_only_when_the_boundary_jumps() -> None:
             else:
                 jumps += 1
                 old = sum(len(m["parts"]) for m in history[: old_plan.layout.first_young])
-                assert current[:old] == old_context[:old]
-                assert current[old:] != old_context[old:]
+                changed = [i for i in range(old) if current[i] != old_context[i]]
+                frozen = freeze_batches(history, [None] * len(history), plan.layout, settings, prices)
+                released = {part_id for pairs in frozen.releases.values() for part_id, _ in pairs}
+                assert all(parts[i]["id"] in released for i in changed), changed
+                untouched += not changed
         previous = (plan, current)
-    assert jumps >= 2
+    assert jumps >= 2 and untouched >= 1
 
 
 def test_capture_trims_a_new_output_identically_at_every_step() -> None:
