@@ -26,6 +26,9 @@ class Layout(msgspec.Struct, frozen=True):
     """Index of the first message that is not old."""
     jumps: tuple[int, ...] = (0,)
     """Every boundary the history has jumped to, in order, from 0 up to `boundary`."""
+    rebased: int = 0
+    """The last boundary jumped to when the cache was cold anyway (0 when none): every part
+    old by then is compressed with that boundary's facts and tier."""
 
 
 def message_steps(messages: list[Message]) -> tuple[int, ...]:
@@ -39,7 +42,12 @@ def message_steps(messages: list[Message]) -> tuple[int, ...]:
     return tuple(steps)
 
 
-def layout(messages: list[Message], jumps: tuple[int, ...], steps: tuple[int, ...] | None = None) -> Layout:
+def layout(
+    messages: list[Message],
+    jumps: tuple[int, ...],
+    steps: tuple[int, ...] | None = None,
+    rebased: int = 0,
+) -> Layout:
     """Number the steps of a history and place its boundary at the last of `jumps`."""
     steps = message_steps(messages) if steps is None else steps
     count = steps[-1] if steps else 0
@@ -48,7 +56,7 @@ def layout(messages: list[Message], jumps: tuple[int, ...], steps: tuple[int, ..
         (i for i, m in enumerate(messages) if m["info"]["role"] == "assistant" and steps[i] > boundary),
         len(messages),
     )
-    return Layout(count, boundary, steps, first_young, jumps)
+    return Layout(count, boundary, steps, first_young, jumps, rebased)
 
 
 def step_indexes(messages: list[Message]) -> Iterator[int]:

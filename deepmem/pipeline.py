@@ -293,6 +293,8 @@ def freeze_batches(
             for message in messages[done:end]:
                 builder.add(message)
             facts = builder.snapshot()
+            if boundary == shape.rebased:
+                whole = {}
             for part_id in sorted(whole):
                 left = builder.working.left.get(part_id)
                 index = whole[part_id]
@@ -302,16 +304,17 @@ def freeze_batches(
                 if release_pays(probed.saving(index), carried, probed.between(index, done), prices.read):
                     releases.setdefault(index, []).append((part_id, boundary))
                     del whole[part_id]
+            first = 0 if boundary == shape.rebased else done
             for part_id in sorted(facts.working_set):
                 index = builder.working.where.get(part_id, -1)
-                if done <= index < end:
+                if first <= index < end:
                     whole[part_id] = index
             done = end
             fingerprint, tokens = stops[boundary]
             batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
         return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
 
-    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, prices), build)
+    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, shape.rebased, prices), build)
 
 
 class OldSizes:
@@ -542,7 +545,23 @@ def plan_transform(
         prices = prices or family_of_messages(messages)
         if jumps is None:
             jumps = schedule(messages, digests, steps, settings, prices)
-        return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps), prices)
+        rebased = cold_rebase(messages, steps, jumps, settings, prices)
+        return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps, rebased), prices)
+
+
+def cold_rebase(
+    messages: list[Message], steps: tuple[int, ...], jumps: tuple[int, ...], settings: Settings, prices: PriceModel
+) -> int:
+    """The last boundary jumped to at a request that found the cache cold (0 when none).
+
+    That request is written whole whatever it holds, so its jump cuts deep at no cache
+    cost: every old part is compressed again with the newest facts and tier (stale reads,
+    repeated calls, outputs that left the working set), not only the newly old steps.
+    """
+    count = steps[-1] if steps else 0
+    cold = cold_steps(messages, steps, count, prices.ttl_seconds)
+    made = [boundary for boundary in jumps if 0 < boundary and boundary + settings.tail_steps <= count]
+    return max((boundary for boundary in made if cold[boundary + settings.tail_steps]), default=0)
 
 
 def schedule(
@@ -602,16 +621,17 @@ def plan_history(
     batches = frozen.batches
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
-        batches[first_boundary(step, shape.jumps)] if index < shape.first_young else NEW_PARTS
+        batches[max(first_boundary(step, shape.jumps), shape.rebased)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
     # A working-set view released at a jump is compressed with the facts of that boundary:
     # the jump rewrites it with the newly old steps.
     released = {
-        index: {part_id: batches[boundary] for part_id, boundary in pairs}
+        index: {part_id: batches[boundary] for part_id, boundary in pairs if boundary > message_batches[index].boundary}
         for index, pairs in frozen.releases.items()
         if index < shape.first_young
     }
+    released = {index: parts for index, parts in released.items() if parts}
     keys = [
         (
             digest,

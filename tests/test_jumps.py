@@ -9,8 +9,16 @@ import msgspec
 import pytest
 
 from bench.oracle import hindsight_jumps, schedule_cost
-from deepmem.history import message_steps
-from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, release_pays, request_pauses, request_times
+from deepmem.history import message_steps, step_indexes
+from deepmem.jumps import (
+    Sizes,
+    cold_steps,
+    fixed_jumps,
+    priced_jumps,
+    release_pays,
+    request_pauses,
+    request_times,
+)
 from deepmem.pipeline import message_digest, plan_transform, step_sizes
 from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
 from deepmem.sessionio import read_session
@@ -198,3 +206,22 @@ def test_a_release_is_bought_once_keeping_the_output_has_cost_its_rewrite() -> N
     assert release_pays(1_000, 0, 0, 0.1), "nothing to rewrite besides the jump's own: the cut is free"
     assert not release_pays(0, 50, 0, 0.1), "nothing to save, nothing to cut"
     assert not release_pays(1_000, -3, 10, 0.1), "a clock running backwards counts as no wait"
+
+
+def test_a_cold_jump_compresses_every_old_part_with_the_newest_facts() -> None:
+    """The jump at the request after a 30-minute pause rewrites everything anyway, so every
+    part that was old is compressed again with that boundary's facts and tier: the same
+    edits as if all of it had become old at that one jump."""
+    paused = with_times(django(), 20, 30 * MINUTE)
+    quiet = django()
+    index = next(i for i in step_indexes(paused) if plan_transform(paused[:i], DEFAULTS, prices=ANTHROPIC).layout.rebased)
+    plan = plan_transform(paused[:index], DEFAULTS, prices=ANTHROPIC)
+    rebased, jumps = plan.layout.rebased, plan.layout.jumps
+    assert rebased == jumps[-1] and len(jumps) > 2
+
+    def old_edits(jumps: tuple[int, ...] | None, messages: list[dict]) -> dict[str, dict]:
+        edits = plan_transform(messages[:index], DEFAULTS, prices=ANTHROPIC, jumps=jumps).edits
+        return {edit.part_id: edit.part for edit in edits if edit.message_index < plan.layout.first_young}
+
+    assert old_edits(None, paused) == old_edits((0, rebased), quiet)
+    assert old_edits(None, paused) != old_edits(jumps, quiet), "without the pause the older batches keep their cuts"

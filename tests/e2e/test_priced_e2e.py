@@ -41,12 +41,12 @@ def prefix_reuse(requests: list[str]) -> list[float]:
     return [shared_chars(before, after) / len(before) for before, after in zip(requests, requests[1:], strict=False)]
 
 
-def warm_cost(requests: list[str]) -> float:
-    """Characters billed as a warm cache would: what repeats the previous request at 0.1, the rest at 1.25
-    (the pause is ignored: both runs pay it alike)."""
+def warm_cost(requests: list[str], cold: int) -> float:
+    """Characters billed as a cache would: what repeats the previous request at 0.1, the rest at 1.25;
+    request `cold` (after the pause) finds the cache gone and is written whole."""
     total, before = 0.0, ""
-    for text in requests:
-        shared = shared_chars(before, text)
+    for number, text in enumerate(requests):
+        shared = 0 if number == cold else shared_chars(before, text)
         total += 0.1 * shared + 1.25 * (len(text) - shared)
         before = text
     return total
@@ -72,7 +72,9 @@ def test_jumps_pay_and_the_pause_cuts_deep(opencode_project) -> None:
     overall = sum(share * len(texts[number - 1]) for number, share in enumerate(reuse, 1) if number != after_pause)
     overall /= sum(len(texts[number - 1]) for number in range(1, len(texts)) if number != after_pause)
     with_plugin, without = request_tokens(llm), request_tokens(plain.llm)
-    ratio = warm_cost(texts) / warm_cost([json.dumps(request.messages) for request in plain.llm.agent_requests()])
+    ratio = warm_cost(texts, after_pause) / warm_cost(
+        [json.dumps(request.messages) for request in plain.llm.agent_requests()], after_pause
+    )
     print(
         f"tokens with deepmem {with_plugin:,}, without {without:,}; prefix reuse of warm requests {overall:.3f} "
         f"(lowest {min(warm):.3f}); requests that lost over 10%: {jumps}; after the pause: {reuse[after_pause - 1]:.3f}; "
