@@ -297,9 +297,9 @@ def freeze_batches(
                 whole = {}
             for part_id in sorted(whole):
                 left = builder.working.left.get(part_id)
-                index = whole[part_id]
-                if part_id in facts.working_set or left is None:
+                if left is None or part_id in facts.working_set:
                     continue
+                index = whole[part_id]
                 carried = boundary + settings.tail_steps - left
                 if release_pays(probed.saving(index), carried, probed.between(index, done), prices.read):
                     releases.setdefault(index, []).append((part_id, boundary))
@@ -329,6 +329,7 @@ class OldSizes:
         self.totals = running_totals(steps, self.tokens, steps[-1] if steps else 0)
         self.sums = [0]
         """Probes summed over the first k messages, extended as far as asked."""
+        self.savings: dict[int, int] = {}
 
     def probe(self, index: int) -> int:
         """The message's probe (its compressors at its tier, no facts)."""
@@ -338,7 +339,10 @@ class OldSizes:
 
     def saving(self, index: int) -> int:
         """Tokens a cut of the message saves on every later request (its probe against its whole text)."""
-        return max(self.tokens[index] - self.probe(index), 0)
+        saving = self.savings.get(index)
+        if saving is None:
+            saving = self.savings[index] = max(self.tokens[index] - self.probe(index), 0)
+        return saving
 
     def between(self, index: int, end: int) -> int:
         """Tokens of the old messages after the message, up to `end` (what a cut of it rewrites besides a jump's own)."""
