@@ -30,10 +30,11 @@ import xxhash
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
-from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, release_pays, running_totals
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
 from deepmem.prices import PriceModel, family_of_messages
+from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
 
@@ -264,7 +265,7 @@ class Frozen(msgspec.Struct, frozen=True):
     """Boundary → its Batch, for every boundary up to the current one."""
     releases: dict[int, tuple[tuple[str, int], ...]]
     """Message index → (part id, boundary) for each of its parts that was in the working set
-    when it became old, left it later, and is cut at that boundary's jump (`release_pays`)."""
+    when it became old, left it later, and is cut at that boundary's jump (`deepmem.releases`)."""
 
 
 def freeze_batches(
@@ -285,34 +286,20 @@ def freeze_batches(
 
     def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
-        whole: dict[str, int] = {}
-        """Working-set views kept whole when they became old → their message index."""
-        releases: dict[int, list[tuple[str, int]]] = {}
-        probed = OldSizes(messages, digests, shape.message_steps, settings)
+        sizes = OldSizes(messages, digests, shape.message_steps, settings)
+        releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices.read)
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
             facts = builder.snapshot()
             if boundary == shape.rebased:
-                whole = {}
-            for part_id in sorted(whole):
-                left = builder.working.left.get(part_id)
-                if left is None or part_id in facts.working_set:
-                    continue
-                index = whole[part_id]
-                carried = boundary + settings.tail_steps - left
-                if release_pays(probed.saving(index), carried, probed.between(index, done), prices.read):
-                    releases.setdefault(index, []).append((part_id, boundary))
-                    del whole[part_id]
-            first = 0 if boundary == shape.rebased else done
-            for part_id in sorted(facts.working_set):
-                index = builder.working.where.get(part_id, -1)
-                if first <= index < end:
-                    whole[part_id] = index
+                releases.forget()
+            releases.release(boundary, done, builder.working.left, facts.working_set)
+            releases.hold(facts.working_set, builder.working.where, 0 if boundary == shape.rebased else done, end)
             done = end
             fingerprint, tokens = stops[boundary]
             batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
-        return Frozen(batches, {index: tuple(pairs) for index, pairs in releases.items()})
+        return Frozen(batches, releases.frozen())
 
     return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, shape.rebased, prices), build)
 
