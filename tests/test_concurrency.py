@@ -94,7 +94,9 @@ def test_two_engines_serve_two_sessions_of_one_project_at_once(tmp_path: Path) -
             for length in steps_of(messages):
                 assert engine.transform(session, messages[:length])["ok"]
                 if length % 7 == 0:
-                    text = f"{session} learned fact {length} about module m{length * 13}"
+                    # Each fact its own subject: texts that differ only in numbers read as one fact
+                    # updated, and the newer (by the minute) would rightly supersede the older.
+                    text = f"{session} fact {length}: " + " ".join(f"{word}{session[-1]}x{length}" for word in "pqrstu")
                     assert engine.request("tool", name="memory_store", args={"text": text, "type": "fact"})["ok"]
                     assert engine.request("compacting", session=session)["written"]
             assert engine.request("event", type="session.idle", session=session)["ok"]
