@@ -14,8 +14,9 @@ the same at every step until the boundary jumps. It holds the part ids of:
 
 A view leaves for good when the same range is read again or the newer views fill the
 file's budget. Compressors keep working-set content whole, or far more of it, at every
-tier (`deepmem.compressors.working_outputs`); the rest is cut as before. An output that
-leaves the set after it became old keeps its text (`deepmem.pipeline.freeze_batches`).
+tier (`deepmem.compressors.working_outputs`); the rest is cut as before. A view that
+leaves the set after it became old is cut at the first jump where that pays
+(`deepmem.releases`).
 """
 
 from __future__ import annotations
