@@ -286,7 +286,7 @@ def freeze_batches(
 
     def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
-        sizes = OldSizes(messages, digests, shape.message_steps, settings)
+        sizes = MessageTokens(messages, digests, shape.message_steps, settings)
         releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices.read)
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
@@ -304,8 +304,9 @@ def freeze_batches(
     return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, shape.rebased, prices), build)
 
 
-class OldSizes:
-    """Estimated tokens of old messages as sent (their probes) and as recorded, for releases."""
+class MessageTokens:
+    """Estimated tokens of a history's messages as recorded and as probed once old (for the
+    schedule and the releases)."""
 
     def __init__(
         self, messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings
@@ -534,50 +535,55 @@ def plan_transform(
             digests = [message_digest(message) for message in messages]
         steps = message_steps(messages)
         prices = prices or family_of_messages(messages)
+        cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices.ttl_seconds)
         if jumps is None:
-            jumps = schedule(messages, digests, steps, settings, prices)
-        rebased = cold_rebase(messages, steps, jumps, settings, prices)
+            jumps = schedule(messages, digests, steps, settings, prices, cold)
+        rebased = cold_rebase(jumps, cold, settings)
         return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps, rebased), prices)
 
 
-def cold_rebase(
-    messages: list[Message], steps: tuple[int, ...], jumps: tuple[int, ...], settings: Settings, prices: PriceModel
-) -> int:
+def cold_rebase(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings) -> int:
     """The last boundary jumped to at a request that found the cache cold (0 when none).
 
     That request is written whole whatever it holds, so its jump cuts deep at no cache
     cost: every old part is compressed again with the newest facts and tier (stale reads,
     repeated calls, outputs that left the working set), not only the newly old steps.
     """
-    count = steps[-1] if steps else 0
-    cold = cold_steps(messages, steps, count, prices.ttl_seconds)
-    made = [boundary for boundary in jumps if 0 < boundary and boundary + settings.tail_steps <= count]
-    return max((boundary for boundary in made if cold[boundary + settings.tail_steps]), default=0)
+    made = [boundary + settings.tail_steps for boundary in jumps if boundary > 0]
+    return max((step - settings.tail_steps for step in made if step < len(cold) and cold[step]), default=0)
 
 
 def schedule(
-    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+    messages: list[Message],
+    digests: list[bytes | None],
+    steps: tuple[int, ...],
+    settings: Settings,
+    prices: PriceModel,
+    cold: tuple[bool, ...],
 ) -> tuple[int, ...]:
     """The boundaries this history has jumped to, by the schedule the settings name."""
     count = steps[-1] if steps else 0
     if settings.schedule == "fixed":
         return fixed_jumps(count, settings)
-    return priced_jumps(step_sizes(messages, digests, steps, settings, prices), settings, prices)
+    return priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold), settings, prices)
 
 
 def step_sizes(
-    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+    messages: list[Message],
+    digests: list[bytes | None],
+    steps: tuple[int, ...],
+    settings: Settings,
+    prices: PriceModel,
+    cold: tuple[bool, ...] | None = None,
 ) -> Sizes:
-    """What the schedule weighs: running token totals per step, uncompressed and probed, and cold steps."""
+    """What the schedule weighs: running token totals per step, uncompressed and probed, and
+    cold steps (`cold`, when the caller has them already)."""
     count = steps[-1] if steps else 0
-    tokens = [message_sizes(message, digest).tokens for message, digest in zip(messages, digests, strict=True)]
-    totals = running_totals(steps, tokens, count)
-    settings_key = repr(settings)
-    probed = [
-        probe_tokens(message, digest, step, tier_for(totals[step], settings), settings, settings_key)
-        for message, digest, step in zip(messages, digests, steps, strict=True)
-    ]
-    return Sizes(totals, running_totals(steps, probed, count), cold_steps(messages, steps, count, prices.ttl_seconds))
+    sizes = MessageTokens(messages, digests, steps, settings)
+    probed = [sizes.probe(index) for index in range(len(messages))]
+    if cold is None:
+        cold = cold_steps(messages, steps, count, prices.ttl_seconds)
+    return Sizes(sizes.totals, running_totals(steps, probed, count), cold)
 
 
 def probe_tokens(
@@ -617,12 +623,11 @@ def plan_history(
     ]
     # A working-set view released at a jump is compressed with the facts of that boundary:
     # the jump rewrites it with the newly old steps.
-    released = {
-        index: {part_id: batches[boundary] for part_id, boundary in pairs if boundary > message_batches[index].boundary}
-        for index, pairs in frozen.releases.items()
-        if index < shape.first_young
-    }
-    released = {index: parts for index, parts in released.items() if parts}
+    released: dict[int, dict[str, Batch]] = {}
+    for index, pairs in frozen.releases.items():
+        for part_id, boundary in pairs:
+            if index < shape.first_young and boundary > message_batches[index].boundary:
+                released.setdefault(index, {})[part_id] = batches[boundary]
     keys = [
         (
             digest,
