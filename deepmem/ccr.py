@@ -88,14 +88,12 @@ class CCRStore:
 
     def __contains__(self, key: str) -> bool:
         key = self.resolve(key)
-        return key in self._hot or (
-            self.folder is not None and len(key) == KEY_CHARS and self._path(key).exists()
-        )
+        return key in self._hot or (self.stored_key(key) and self._path(key).exists())
 
     def _read(self, key: str) -> str:
         """The original from disk (marked as just used); UnknownKeyError when it is not there,
         SealError when it cannot be unsealed."""
-        if self.folder is not None and len(key) == KEY_CHARS:
+        if self.stored_key(key):
             path = self._path(key)
             try:
                 text = read_sealed(path).decode("utf-8", "surrogatepass")
@@ -105,6 +103,10 @@ class CCRStore:
                 os.utime(path)
                 return text
         raise UnknownKeyError(f"unknown CCR key {key!r} (never stored here, or evicted)")
+
+    def stored_key(self, key: str) -> bool:
+        """Whether a key can name a file in the store: whole and hex only (never a path of its own)."""
+        return self.folder is not None and len(key) == KEY_CHARS and HEX.fullmatch(key) is not None
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None

@@ -55,6 +55,16 @@ def test_a_marker_key_finds_its_original_in_memory_and_on_disk(tmp_path: Path) -
         store.get("f" * 16)
 
 
+@pytest.mark.parametrize("key", ["0" * 31 + "\x00", "../" + "0" * 29, "0" * 31 + "/"])
+def test_a_key_that_is_not_hex_names_no_file(tmp_path: Path, key: str) -> None:
+    """A malformed key of the full length is unknown: it never becomes a path to open."""
+    store = CCRStore(tmp_path / "ccr")
+    store.put(cache_key("kept", "test"), "kept")
+    assert key not in store
+    with pytest.raises(UnknownKeyError):
+        store.get(key)
+
+
 def test_memory_lru_is_bounded() -> None:
     """Without a root only the newest entries stay."""
     store = CCRStore(None, Settings(ccr_memory_entries=3))
