@@ -10,6 +10,7 @@ part and the caps, so every later step trims it identically.
 
 from __future__ import annotations
 
+from deepmem.markers import gap_marker
 from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
@@ -23,8 +24,6 @@ TOOLS: tuple[str, ...] = ()
 LINE_CHARS = 2_000
 """Kept lines are cut to this width at most (a 10 MB line becomes one short line and a marker);
 under a small cap, to the tail's share of it, so that one line always fits."""
-CHARS_PER_TOKEN = 4
-"""Rough size of a token, to turn the cap into line budgets."""
 VIEW_KINDS = ("read",)
 """Output kinds whose lines the agent quotes later: they get the larger cap (searches were
 measured too: trimming them at the smaller cap cost no quoted line on either corpus)."""
@@ -50,13 +49,15 @@ def compress(part: Part, ctx: Context) -> Result | None:
     """Keep ~40% of the cap from the head, ~30% from the tail and ~20% of key lines."""
     text = main_text(part)
     cap = cap_for(part, ctx)
-    if not text or estimate_tokens(text) <= cap:
+    tokens = estimate_tokens(text) if text else 0
+    if tokens <= cap:
         return None
     lines = text.split("\n")
     lengths = [len(line) for line in lines]
-    chars = cap * CHARS_PER_TOKEN
+    chars = cap * len(text) // tokens  # the cap in characters at this output's own density
     line_chars = min(LINE_CHARS, chars * 3 // 10 - 1)
-    per_key = sum(min(n, line_chars) for n in lengths) // len(lines) + 1
+    # A key line away from the others opens a run of cut lines, so it costs its gap marker too.
+    per_key = sum(min(n, line_chars) for n in lengths) // len(lines) + 1 + len(gap_marker(len(lines), len(lines))) + 1
     budget = Budget(
         head=lines_within(lengths, chars * 4 // 10, line_chars),
         tail=lines_within(lengths[::-1], chars * 3 // 10, line_chars),

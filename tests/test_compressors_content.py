@@ -290,6 +290,21 @@ def test_capture_trims_to_the_cap_and_keeps_errors() -> None:
     assert len(text) < Settings().capture_command_cap_tokens * 5
 
 
+def test_capture_keeps_every_file_header_of_a_long_diff() -> None:
+    """A `git diff` over the cap keeps the header naming each file it changes, middle files too."""
+    files = [f"src/module_{n}.py" for n in range(5)]
+    hunks = [
+        f"diff --git a/{name} b/{name}\n--- a/{name}\n+++ b/{name}\n@@ -1,40 +1,40 @@\n"
+        + "\n".join(f"-    old_value_{n} = compute({n})\n+    new_value_{n} = compute({n}, strict=True)" for n in range(80))
+        for name in files
+    ]
+    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    result = REGISTRY["capture"].compress(tool("bash", "\n".join(hunks), command="git diff"), context)
+    text = main_text(result.part)
+    assert estimate_tokens(text) <= Settings().capture_command_cap_tokens * 1.1
+    assert all(f"diff --git a/{name} b/{name}" in text for name in files)
+
+
 def test_capture_keeps_the_start_of_one_long_line_under_a_small_cap() -> None:
     """A one-line JSON print over the command cap keeps its clipped start, not an empty output."""
     line = "[" + ", ".join(f'{{"id": {n}, "name": "item{n}"}}' for n in range(400)) + "]"
@@ -307,7 +322,7 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
     view = REGISTRY["capture"].compress(tool("bash", text, command="cat src/values.py"), context)
     log = REGISTRY["capture"].compress(tool("bash", text, command="make"), context)
     search = REGISTRY["capture"].compress(tool("bash", text, command="grep -rn compute src/"), context)
-    # The caps become character budgets at four characters a token; code runs denser.
+    # The caps become character budgets at the output's own estimated density; the markers add a little.
     assert estimate_tokens(main_text(log.part)) <= Settings().capture_command_cap_tokens * 1.25
     assert estimate_tokens(main_text(search.part)) <= Settings().capture_command_cap_tokens * 1.25
     assert estimate_tokens(main_text(view.part)) > 3 * estimate_tokens(main_text(log.part))

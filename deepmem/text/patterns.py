@@ -23,6 +23,8 @@ SUMMARY = re.compile(
     r"<returncode>|returncode|exit (?:code|status)",
     re.IGNORECASE,
 )
+DIFF_FILE = re.compile(r"^diff --git ")
+"""The header naming each file a diff changes (`git diff` before a commit or a submission)."""
 DEFINITION = re.compile(
     r"^(?:\s*\d+(?::\s|\t))?\s*(?:@\w|(?:async\s+)?def\s|class\s|function\s|export\s|interface\s|"
     r"struct\s|enum\s|impl\b|fn\s|pub\s+fn\s|func\s|type\s+\w+\s*=)"
@@ -72,6 +74,7 @@ NEEDLES: dict[re.Pattern[str], Needles] = {
     FAILING_TEST: Needles(("::",), starts=("FAIL", "ERROR", "___")),
     SUMMARY: Needles(("returncode", "exit "), starts=("=", "r", "o", "f"), folded=True),
     ERROR_LINE: Needles(ERROR_WORDS, starts=("e",), folded=True),
+    DIFF_FILE: Needles((), starts=("diff --git ",)),
     DEFINITION: Needles(
         ("@", "def", "class", "function", "export", "interface", "struct", "enum", "impl", "fn", "func", "type")
     ),
@@ -114,5 +117,6 @@ def lines_matching(lines: list[str], *patterns: re.Pattern[str]) -> Iterator[int
 
 
 def command_key_lines(lines: list[str]) -> Iterator[int]:
-    """Failing tests first, then summary/exit lines, then error lines (indices, by priority)."""
-    return lines_matching(lines, FAILING_TEST, SUMMARY, ERROR_LINE)
+    """Failing tests first, then summary/exit lines, the files a diff changes, then error lines
+    (indices, by priority)."""
+    return lines_matching(lines, FAILING_TEST, SUMMARY, DIFF_FILE, ERROR_LINE)
