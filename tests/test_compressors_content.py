@@ -334,6 +334,8 @@ def test_capture_cuts_a_ten_megabyte_line() -> None:
     part = tool("bash", "A" * 10_000_000, command="cat blob")
     text = main_text(REGISTRY["capture"].compress(part, ctx()).part)
     assert len(text) < 3_000 and "chars cut" in text
+    # Nothing but the one line was there to cut, so the closing count is in characters too.
+    assert text.endswith("deep_expand to restore]") and " of 10,000,000 chars cut · ccr:" in text.splitlines()[-1]
 
 
 def test_registry_and_routes_agree() -> None:

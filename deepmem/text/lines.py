@@ -88,8 +88,10 @@ def shorten_string(
     key = cache_key(text, name)
     if prefix:
         out.insert(0, prefix)
-    out.append(marker(cut, len(lines), "lines", key))
-    shortened = "\n".join(out)
+    body = "\n".join(out)
+    # Only long lines clipped: the count that says what went is characters, not "0 of N lines".
+    counted = marker(cut, len(lines), "lines", key) if cut else marker(len(text) - len(body), len(text), "chars", key)
+    shortened = f"{body}\n{counted}"
     if not worth_cutting(text, shortened):
         return None
     return shortened, Original(key, text)
