@@ -3,9 +3,10 @@ other sentences cut; one marker at the end counts what went.
 
 The code between fences is counted, not kept: its first line is mostly an import or a
 shebang, and code an agent shows in its text is what it then runs or writes, which its
-tool call holds. Besides the paragraphs and items that hold a decision, a message keeps at
-most `ProseBudget.lines` of them: an old message's narration matters less than what it
-decided, and the original is one `deep_expand` away.
+tool call holds. A message keeps at most `ProseBudget.lines` items and paragraphs: its
+opening sentence, then those holding a decision, then the rest in order: an old message's narration matters less than what it decided,
+and a long debugging monologue, where nearly every paragraph names an error or a cause,
+would otherwise keep a sentence of each. The original is one `deep_expand` away.
 """
 
 from __future__ import annotations
@@ -68,11 +69,43 @@ def shorten_paragraph(line: str, budget: ProseBudget, first: bool, decisive: boo
     return text + (" …" if len(kept) < len(sentences) else "")
 
 
+def shorten_item(line: str, budget: ProseBudget, first: bool, decisive: bool) -> str | None:
+    """A list item clipped, or a paragraph shortened (`shorten_paragraph`); None when nothing stays."""
+    if LIST_ITEM.match(line):
+        return clip_text(line, budget.item_chars)
+    return shorten_paragraph(line, budget, first, decisive)
+
+
+def chosen_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> dict[int, str]:
+    """Index → shortened text of the items and paragraphs (outside fences) that survive: at
+    most `budget.lines` of those that keep anything; the first paragraph's opening sentence
+    (what the message is about) first, then the ones holding a decision, then the others in order."""
+    prose, in_fence = [], False
+    for index, line in enumerate(lines):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and line.strip() and not HEADER.match(line) and not line.startswith("[… "):
+            prose.append(index)
+    first = next((index for index in prose if not LIST_ITEM.match(lines[index])), None)
+    ranked = [index for index in prose if index == first]
+    ranked += [index for index in prose if index in decisive and index != first]
+    ranked += [index for index in prose if index not in decisive and index != first]
+    chosen: dict[int, str] = {}
+    for index in ranked:
+        if len(chosen) == budget.lines:
+            break
+        kept = shorten_item(lines[index], budget, index == first, index in decisive)
+        if kept is not None:
+            chosen[index] = kept
+    return chosen
+
+
 def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> list[str]:
     """Walk the lines: headings and fences stay (the code between fences is counted, not
-    kept); items and paragraphs shrink, at most `budget.lines` of them besides decisive ones."""
+    kept); items and paragraphs shrink, at most `budget.lines` of them, decisions first."""
+    chosen = chosen_lines(lines, budget, decisive)
     out: list[str] = []
-    in_fence, code, first, room = False, 0, True, budget.lines
+    in_fence, code = False, 0
     for index, line in enumerate(lines):
         if FENCE.match(line):
             if code:
@@ -83,15 +116,8 @@ def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> 
             code += 1
         elif not line.strip() or HEADER.match(line) or line.startswith("[… "):
             out.append(line)
-        elif room > 0 or index in decisive:
-            if LIST_ITEM.match(line):
-                kept: str | None = clip_text(line, budget.item_chars)
-            else:
-                kept, first = shorten_paragraph(line, budget, first, index in decisive), False
-            if kept is not None:
-                out.append(kept)
-                if index not in decisive:
-                    room -= 1
+        elif index in chosen:
+            out.append(chosen[index])
     if code:
         out.append(f"… ({code} code lines)")
     return out

@@ -195,7 +195,7 @@ def test_skill_output_keeps_frontmatter_rules_and_headers() -> None:
 
 def test_prose_keeps_structure_and_decisions() -> None:
     """Assistant prose: fences (their code counted), paths, decisions and list items stay,
-    at most the tier's number of items and paragraphs besides those holding a decision."""
+    at most the tier's number of items and paragraphs, those holding a decision first."""
     text = (
         "THOUGHT: I looked at the writer. It has many branches that are not relevant here.\n\n"
         "Some filler sentence about nothing in particular. Another one that adds little.\n\n"
@@ -222,6 +222,16 @@ def test_prose_keeps_structure_and_decisions() -> None:
         assert cut not in short
     assert result.originals[0].text == part["text"]
     assert marker_keys(short) == [shown_key(result.originals[0].key)]
+
+
+def test_prose_keeps_at_most_the_tiers_paragraphs_even_when_each_holds_a_decision() -> None:
+    """A debugging monologue whose every paragraph names an error keeps the tier's number of
+    them (the first ones), not a sentence of each."""
+    paragraphs = [f"Attempt {n} failed because the error {n} came back. More detail follows here." for n in range(20)]
+    part = {"id": "prt_m", "type": "text", "text": "\n\n".join(paragraphs)}
+    short = main_text(REGISTRY["prose"].compress(part, ctx("low")).part)
+    kept = [n for n in range(20) if f"Attempt {n} failed" in short]
+    assert kept == list(range(6))
 
 
 def test_long_inputs_shorten_heredocs_and_edit_strings() -> None:
