@@ -4,9 +4,9 @@ other sentences cut; one marker at the end counts what went.
 The code between fences is counted, not kept: its first line is mostly an import or a
 shebang, and code an agent shows in its text is what it then runs or writes, which its
 tool call holds. A message keeps at most `ProseBudget.lines` items and paragraphs: its
-opening sentence, then those holding a decision, then the rest in order: an old message's narration matters less than what it decided,
-and a long debugging monologue, where nearly every paragraph names an error or a cause,
-would otherwise keep a sentence of each. The original is one `deep_expand` away.
+opening sentence first, then those holding a decision, then the rest in order. An old
+message's narration matters less than what it decided, and in a long debugging monologue
+nearly every paragraph names an error or a cause. The original is one `deep_expand` away.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def chosen_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> d
 
 def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> list[str]:
     """Walk the lines: headings and fences stay (the code between fences is counted, not
-    kept); items and paragraphs shrink, at most `budget.lines` of them, decisions first."""
+    kept); items and paragraphs shrink, at most `budget.lines` of them (`chosen_lines`)."""
     chosen = chosen_lines(lines, budget, decisive)
     out: list[str] = []
     in_fence, code = False, 0
