@@ -2,6 +2,9 @@
 
 Lines are grouped by file: `path:line:…` / `path:…` match lines, OpenCode's grep blocks
 (a `path:` header followed by indented `Line N:` lines), and bare paths (grouped by folder).
+The numbered lines of a search over one file (`grep -n PATTERN FILE`) belong to no group:
+the head and tail show them, and a context line such as `1085-    if self.required:` is
+never taken for a file name.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ MATCHES_PER_FILE = 3
 LISTED_FILES = 8
 MATCH = re.compile(r"^([^\s:][^:]*?\.[\w-]+|[^\s:][^:]*?/[^:]*?):(\d+)?[:-]?")
 HEADER = re.compile(r"^(\S+):$")
+NUMBERED = re.compile(r"^\d+[:-]")
+"""A line of a search over one file (`grep -n`: `12:match`, `13-context`): it names no file
+unless a file name without spaces and a line number follow (`2024-notes.txt:3:…`)."""
 
 
 def file_of(line: str, current: str | None) -> tuple[str | None, str | None]:
@@ -36,6 +42,8 @@ def file_of(line: str, current: str | None) -> tuple[str | None, str | None]:
     if line[:1].isspace() and current is not None:
         return current, current
     match = MATCH.match(line)
+    if NUMBERED.match(line) and not (match and match.group(2) and " " not in match.group(1)):
+        return None, None
     if match:
         return match.group(1), None
     stripped = line.strip()

@@ -125,6 +125,18 @@ def test_search_results_grouped_by_file(tier: Tier) -> None:
     assert len(marker_keys(text)) == 1
 
 
+def test_search_over_one_file_names_no_files() -> None:
+    """grep -n -A over one file: its numbered match and context lines are never listed as
+    files (`1085-    if self.required:` is a line of the file, not a file name)."""
+    lines = []
+    for n in range(40):
+        lines += [f"{100 * n}:    def check_{n}(self, value):", f"{100 * n + 1}-        if self.required:"]
+    part = tool("bash", "\n".join(lines), command="grep -n -A1 'def check' django/forms/fields.py")
+    text = main_text(REGISTRY["search_results"].compress(part, ctx()).part)
+    assert "not shown" not in text
+    assert text.startswith("0:    def check_0(self, value):") and text.endswith("3901-        if self.required:")
+
+
 def test_json_array_stays_valid_json_with_a_counted_marker() -> None:
     """The captured 200-item JSON output: head, tail and a marker item, still parseable."""
     part = next(p for p in transform_parts() if "Emit JSON" in json.dumps(p["state"]["input"]))
