@@ -69,6 +69,11 @@ def shorten_paragraph(line: str, budget: ProseBudget, first: bool, decisive: boo
     return text + (" …" if len(kept) < len(sentences) else "")
 
 
+def stays_as_is(line: str) -> bool:
+    """Blank lines, headings and markers of earlier cuts stay as they are."""
+    return not line.strip() or HEADER.match(line) is not None or line.startswith("[… ")
+
+
 def shorten_item(line: str, budget: ProseBudget, first: bool, decisive: bool) -> str | None:
     """A list item clipped, or a paragraph shortened (`shorten_paragraph`); None when nothing stays."""
     if LIST_ITEM.match(line):
@@ -84,12 +89,10 @@ def chosen_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> d
     for index, line in enumerate(lines):
         if FENCE.match(line):
             in_fence = not in_fence
-        elif not in_fence and line.strip() and not HEADER.match(line) and not line.startswith("[… "):
+        elif not in_fence and not stays_as_is(line):
             prose.append(index)
     first = next((index for index in prose if not LIST_ITEM.match(lines[index])), None)
-    ranked = [index for index in prose if index == first]
-    ranked += [index for index in prose if index in decisive and index != first]
-    ranked += [index for index in prose if index not in decisive and index != first]
+    ranked = sorted(prose, key=lambda index: (index != first, index not in decisive))  # stable: in order within each rank
     chosen: dict[int, str] = {}
     for index in ranked:
         if len(chosen) == budget.lines:
@@ -114,7 +117,7 @@ def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> 
             out.append(line)
         elif in_fence:
             code += 1
-        elif not line.strip() or HEADER.match(line) or line.startswith("[… "):
+        elif stays_as_is(line):
             out.append(line)
         elif index in chosen:
             out.append(chosen[index])
