@@ -43,9 +43,10 @@ REGISTRY = {
 
 READS_FACTS = frozenset({"duplicates", "file_reads", "stale_reads", "working_outputs"})
 """Compressors whose result depends on the history (`ctx.facts`, `ctx.step`), not only on the
-part, tier and settings."""
+part, tier, settings and the lines its message copied (`ctx.copied`)."""
 FACT_FREE = frozenset(REGISTRY) - READS_FACTS
-"""Compressors whose result the pipeline may reuse wherever the same part meets the same tier."""
+"""Compressors whose result the pipeline may reuse wherever the same part meets the same tier
+(and the same copied lines)."""
 
 PROTECTED_TOOLS = frozenset({"question", "todowrite", "deep_expand"}) | FILE_TOOLS
 """Tools whose outputs are never compressed (plus every `memory_*` tool): a file tool's output

@@ -1,7 +1,10 @@
-"""Long old tool inputs (heredocs in commands, edit strings, written contents): head and tail lines.
+"""Long old tool inputs (heredocs in commands, edit strings, written contents): head, tail and copied lines.
 
 Every string field of the input (and of the dicts in its lists, e.g. multiedit's `edits`)
 longer than the tier's limit is shortened with a gap marker; the input keeps its keys.
+The lines it copies from earlier outputs (`deepmem.copied`) stay too, up to `COPIED_KEEP`:
+project code the agent pasted into a script, which its next scripts paste again long after
+the output it came from was cut.
 """
 
 from __future__ import annotations
@@ -15,29 +18,35 @@ from deepmem.types import Context, Original, Part, Result
 NAME = "long_inputs"
 TOOLS: tuple[str, ...] = tuple(sorted(SHELL_TOOLS | FILE_TOOLS))
 
+COPIED_KEEP = 20
+"""Lines copied from earlier outputs (`ctx.copied`) kept besides head and tail, first ones first:
+the agent quotes them again in its next scripts (20 kept as many quoted lines on both corpora
+as no bound, for less).
+"""
 BUDGETS = by_tier(
-    Budget(head=3, tail=1, key=0, line_chars=200),
-    Budget(head=2, tail=1, key=0, line_chars=160),
-    Budget(head=2, tail=1, key=0, line_chars=120),
+    Budget(head=3, tail=1, key=COPIED_KEEP, line_chars=200),
+    Budget(head=2, tail=1, key=COPIED_KEEP, line_chars=160),
+    Budget(head=2, tail=1, key=COPIED_KEEP, line_chars=120),
 )
 MIN_CHARS = {"low": 240, "medium": 200, "high": 160}
 """Strings shorter than this stay whole."""
 
 
-def shorten_value(value: Any, budget: Budget, limit: int, originals: list[Original]) -> Any:
+def shorten_value(value: Any, budget: Budget, limit: int, copied: frozenset[str], originals: list[Original]) -> Any:
     """The value with every long string shortened (dicts and lists walked one level deep)."""
     if isinstance(value, str):
         if len(value) < limit:
             return value
-        shortened = shorten_string(value, NAME, budget)
+        keys = [index for index, line in enumerate(value.split("\n")) if line.strip() in copied]
+        shortened = shorten_string(value, NAME, budget, keys)
         if shortened is None:
             return value
         originals.append(shortened[1])
         return shortened[0]
     if isinstance(value, dict):
-        return {name: shorten_value(item, budget, limit, originals) for name, item in value.items()}
+        return {name: shorten_value(item, budget, limit, copied, originals) for name, item in value.items()}
     if isinstance(value, list):
-        return [shorten_value(item, budget, limit, originals) for item in value]
+        return [shorten_value(item, budget, limit, copied, originals) for item in value]
     return value
 
 
@@ -48,7 +57,7 @@ def compress(part: Part, ctx: Context) -> Result | None:
     if not isinstance(inputs, dict):
         return None
     originals: list[Original] = []
-    shortened = shorten_value(inputs, BUDGETS[ctx.tier], MIN_CHARS[ctx.tier], originals)
+    shortened = shorten_value(inputs, BUDGETS[ctx.tier], MIN_CHARS[ctx.tier], ctx.copied, originals)
     if not originals:
         return None
     return Result(part={**part, "state": {**state, "input": shortened}}, originals=tuple(originals))

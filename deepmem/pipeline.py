@@ -28,6 +28,7 @@ import orjson
 import xxhash
 
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
+from deepmem.copied import copied_lines
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
@@ -106,13 +107,15 @@ class Caches:
         """Accumulated results by (settings, tier, digest of the first message): one per live history."""
         self.probes = LRU(32_768)
         """Probed tokens (what a message would keep once old) by (digest, tier, settings)."""
+        self.copied = LRU(64)
+        """CopiedLines by the digest of the first message: one per live history."""
         self.parts = LRU(65_536)
         """Outcome of a part whose compressors read no facts, by (message digest, part index,
-        compressors, tier, settings): the probe and the plan share it."""
+        compressors, tier, settings, copied lines): the probe and the plan share it."""
 
     def all(self) -> tuple[LRU, ...]:
         """Each memo."""
-        return (self.messages, self.sizes, self.batches, self.histories, self.probes, self.parts)
+        return (self.messages, self.sizes, self.batches, self.histories, self.probes, self.copied, self.parts)
 
     def __len__(self) -> int:
         """How many entries all memos keep."""
@@ -199,10 +202,13 @@ def part_outcome(
     part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int], where: tuple[bytes | None, int]
 ) -> Outcome:
     """`outcome_for`, memoized on the part's place (message digest, index) when no compressor
-    that applies reads the facts: such an outcome depends only on the part, tier and settings."""
+    that applies reads the facts: such an outcome depends only on the part, tier, settings and
+    the lines its message copied."""
     if where[0] is None or not names or not FACT_FREE.issuperset(names):
         return outcome_for(part, ctx, names, before)
-    return CACHES.parts.get((*where, names, ctx.tier, ctx.settings), lambda: outcome_for(part, ctx, names, before))
+    return CACHES.parts.get(
+        (*where, names, ctx.tier, ctx.settings, ctx.copied), lambda: outcome_for(part, ctx, names, before)
+    )
 
 
 class Batch(msgspec.Struct, frozen=True):
@@ -372,13 +378,14 @@ def compute_message(
     tier: Tier | None,
     settings: Settings,
     released: dict[str, Batch],
+    copied: frozenset[str] = frozenset(),
     probing: bool = False,
 ) -> MessageOutcome:
     """Compress the parts of one message (old: by route; new: capture-time trimming only).
 
     A part is compressed with the facts of its batch, or of the boundary at whose jump it
     is released from the working set (`released`); `tier` overrides the batches' own
-    tiers. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
+    tiers; `copied` are the lines its inputs copy from earlier outputs. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
     nudges look for.
     """
     contexts: dict[int, Context] = {}
@@ -393,6 +400,7 @@ def compute_message(
                 settings=settings,
                 facts=frozen.facts,
                 captured=frozen is NEW_PARTS,
+                copied=copied,
             )
         return known
 
@@ -424,11 +432,13 @@ def message_outcome(
     released: dict[str, Batch],
 ) -> MessageOutcome:
     """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
-    releases) and the settings."""
-    step = key[1]
+    settings, releases, copied lines)."""
+    step, copied = key[1], key[6]
     if digest is None:
-        return compute_message(message, digest, step, batch, tier, settings, released)
-    return CACHES.messages.get(key, lambda: compute_message(message, digest, step, batch, tier, settings, released))
+        return compute_message(message, digest, step, batch, tier, settings, released, copied)
+    return CACHES.messages.get(
+        key, lambda: compute_message(message, digest, step, batch, tier, settings, released, copied)
+    )
 
 
 @contextmanager
@@ -453,8 +463,8 @@ class Accumulated(msgspec.Struct, gc=False):
     later recomputes only the messages after the prefix the two histories share."""
 
     keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier, settings, releases), all its
-    outcome depends on."""
+    """Per message: (digest, step, batch fingerprint, tier, settings, releases, copied lines),
+    all its outcome depends on."""
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
@@ -616,6 +626,10 @@ def plan_history(
     # steps (prompt-cache stability).
     frozen = freeze_batches(messages, digests, shape, settings, prices)
     batches = frozen.batches
+    first = digests[0] if digests else None
+    copied = copied_lines(messages, digests, CACHES.copied.peek(first) if first is not None else None)
+    if first is not None:
+        CACHES.copied.put(first, copied)
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
         batches[max(first_boundary(step, shape.jumps), shape.rebased)] if index < shape.first_young else NEW_PARTS
@@ -636,6 +650,7 @@ def plan_history(
             tier or batch.tier,
             settings_key,
             tuple((part_id, batch.fingerprint) for part_id, batch in released[index].items()) if index in released else (),
+            copied.copied[index],
         )
         for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]

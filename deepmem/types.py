@@ -121,6 +121,8 @@ class Context(msgspec.Struct, frozen=True):
     facts: Facts
     captured: bool = False
     """True for capture-time trimming of a new output inside the protected tail."""
+    copied: frozenset[str] = frozenset()
+    """Stripped lines of the message's tool inputs copied from earlier tool outputs (`deepmem.copied`)."""
 
 
 class Original(msgspec.Struct, frozen=True, gc=False):
