@@ -62,6 +62,8 @@ class CopiedLines:
         self.copied: list[frozenset[str]] = []
         self.seen: set[str] = set()
         """The long lines of every tool output folded so far."""
+        self.batches: dict[tuple[int, int], tuple[frozenset[str], ...]] = {}
+        """`kept` by message range."""
 
     def matches(self, digests: list[bytes | None]) -> bool:
         """True when this history and the folded messages agree as far as both go (a message
@@ -85,6 +87,20 @@ class CopiedLines:
                     self.seen.update(output_lines(state[field]))
         self.digests.append(digest)
         self.copied.append(frozenset(copied))
+
+
+    def kept(self, start: int, end: int) -> tuple[frozenset[str], ...]:
+        """For the messages start…end−1 (one batch), the lines each copied that no later one of
+        them copies again: a line pasted into script after script stays in the newest only."""
+        known = self.batches.get((start, end))
+        if known is None:
+            later: set[str] = set()
+            kept: list[frozenset[str]] = []
+            for lines in reversed(self.copied[start:end]):
+                kept.append(lines - later if not later.isdisjoint(lines) else lines)
+                later |= lines
+            known = self.batches[start, end] = tuple(reversed(kept))
+        return known
 
 
 def copied_lines(messages: list[Message], digests: list[bytes | None], known: CopiedLines | None) -> CopiedLines:

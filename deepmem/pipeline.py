@@ -28,7 +28,7 @@ import orjson
 import xxhash
 
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
-from deepmem.copied import copied_lines
+from deepmem.copied import CopiedLines, copied_lines
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
@@ -612,6 +612,20 @@ def probe_tokens(
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
 
+def kept_copies(copied: CopiedLines, batches: list[Batch], first_young: int) -> list[frozenset[str]]:
+    """Per message: the lines it copied that no later message of its batch copies again, so the
+    batch shows each once (new messages: none, capture-time trimming reads none)."""
+    kept: list[frozenset[str]] = []
+    start = 0
+    while start < first_young:
+        end = start + 1
+        while end < first_young and batches[end] is batches[start]:
+            end += 1
+        kept.extend(copied.kept(start, end))
+        start = end
+    return kept + [frozenset()] * (len(batches) - first_young)
+
+
 def plan_history(
     messages: list[Message],
     settings: Settings,
@@ -635,6 +649,7 @@ def plan_history(
         batches[max(first_boundary(step, shape.jumps), shape.rebased)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
+    kept = kept_copies(copied, message_batches, shape.first_young)
     # A working-set view released at a jump is compressed with the facts of that boundary:
     # the jump rewrites it with the newly old steps.
     released: dict[int, dict[str, Batch]] = {}
@@ -650,7 +665,7 @@ def plan_history(
             tier or batch.tier,
             settings_key,
             tuple((part_id, batch.fingerprint) for part_id, batch in released[index].items()) if index in released else (),
-            copied.copied[index],
+            kept[index],
         )
         for index, (digest, step, batch) in enumerate(zip(digests, shape.message_steps, message_batches, strict=True))
     ]

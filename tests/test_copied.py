@@ -84,3 +84,14 @@ def test_an_old_script_keeps_the_lines_it_copied() -> None:
     assert "written by the agent itself" not in command
     uncopied = Context(age=1, step=2, tier="high", settings=Settings(), facts=Facts())
     assert "if self.match" not in REGISTRY["long_inputs"].compress(part, uncopied).part["state"]["input"]["command"]
+
+
+def test_a_line_pasted_again_in_the_same_batch_stays_in_the_newest_paste_only() -> None:
+    again = "cat <<'EOF' > check2.py\n    if self.match is not None:\nEOF"
+    messages = [*history(), tool_message(3, again, "")]
+    folded = copied_lines(messages, [message_digest(m) for m in messages], None)
+    assert folded.copied[3] == {"if self.match is not None:"}
+    kept = folded.kept(0, 4)
+    assert "if self.match is not None:" not in kept[1] and kept[3] == {"if self.match is not None:"}
+    assert "name, path, args, kwargs = super().deconstruct()" in kept[1]
+    assert folded.kept(0, 2)[1] == folded.copied[1] and folded.kept(0, 4) is kept
