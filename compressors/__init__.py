@@ -14,7 +14,7 @@ from collections.abc import Callable
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.text.fields import main_text
 from deepmem.toolcalls.kinds import tool_kind
-from deepmem.toolcalls.touches import FILE_TOOLS
+from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 from deepmem.types import Context, Part
 
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -32,6 +32,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "skill": ("skills",),
     "input": ("long_inputs",),
     "capture": ("capture",),
+    "capture:shell": ("capture", "long_inputs"),
 }
 """Route key → the compressors that see such a part, in order (each names a module of this package)."""
 
@@ -128,4 +129,7 @@ def capture_compressors(part: Part) -> tuple[str, ...]:
     state = part.get("state") or {}
     if part.get("type") != "tool" or state.get("status") != "completed":
         return ()
-    return () if is_protected_tool(str(part.get("tool", ""))) else ROUTES["capture"]
+    tool = str(part.get("tool", ""))
+    if is_protected_tool(tool):
+        return ()
+    return ROUTES["capture:shell"] if tool in SHELL_TOOLS else ROUTES["capture"]

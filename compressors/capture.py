@@ -1,4 +1,5 @@
-"""Capture-time trimming: a new output over its cap is cut to fit, once and for all.
+"""Capture-time trimming: a new output over its cap is cut to fit, once and for all (a new
+long shell command is trimmed next to it by `long_inputs`).
 
 File views have `capture_cap_tokens`: the agent quotes their lines in the edits that
 follow. Every other output (searches, test runs, installs, scripts' prints) has the smaller

@@ -1,10 +1,15 @@
-"""Long old tool inputs (heredocs in commands, edit strings, written contents): head, tail and copied lines.
+"""Long tool inputs (heredocs in commands, edit strings, written contents): head, tail and copied lines.
 
 Every string field of the input (and of the dicts in its lists, e.g. multiedit's `edits`)
 longer than the tier's limit is shortened with a gap marker; the input keeps its keys.
 The lines it copies from earlier outputs (`deepmem.copied`) stay too, up to `COPIED_KEEP`:
 project code the agent pasted into a script, which its next scripts paste again long after
 the output it came from was cut.
+
+Old inputs go through it at their tier. A new shell command goes through it when first
+seen, at the low tier's budget, if it is over `capture_input_cap_tokens` (a long heredoc
+script): trimming it then rewrites no cached prefix, and the lines the agent wrote itself
+it can write again (measured against keeping them in `bench/README.md`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepmem.text.lines import Budget, by_tier, shorten_string
+from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 from deepmem.types import Context, Original, Part, Result
 
@@ -55,6 +61,8 @@ def compress(part: Part, ctx: Context) -> Result | None:
     state = part.get("state") or {}
     inputs = state.get("input")
     if not isinstance(inputs, dict):
+        return None
+    if ctx.captured and estimate_tokens(str(inputs.get("command", ""))) <= ctx.settings.capture_input_cap_tokens:
         return None
     originals: list[Original] = []
     shortened = shorten_value(inputs, BUDGETS[ctx.tier], MIN_CHARS[ctx.tier], ctx.copied, originals)

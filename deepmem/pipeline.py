@@ -614,7 +614,7 @@ def probe_tokens(
 
 def kept_copies(copied: CopiedLines, batches: list[Batch], first_young: int) -> list[frozenset[str]]:
     """Per message: the lines it copied that no later message of its batch copies again, so the
-    batch shows each once (new messages: none, capture-time trimming reads none)."""
+    batch shows each once (a new message: every line it copied, for its capture-time trim)."""
     kept: list[frozenset[str]] = []
     start = 0
     while start < first_young:
@@ -623,7 +623,7 @@ def kept_copies(copied: CopiedLines, batches: list[Batch], first_young: int) -> 
             end += 1
         kept.extend(copied.kept(start, end))
         start = end
-    return kept + [frozenset()] * (len(batches) - first_young)
+    return kept + list(copied.copied[first_young : len(batches)])
 
 
 def plan_history(

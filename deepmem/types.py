@@ -103,6 +103,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     context_window: Count = 0
     capture_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 8_000
     capture_command_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 500
+    capture_input_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 700
     tool_error_chars: Positive = 100
     ccr_disk_bytes: Count = 512 * 1024 * 1024
     ccr_memory_entries: Positive = 2_048

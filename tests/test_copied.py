@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepmem.compressors import REGISTRY
 from deepmem.copied import copied_lines, output_lines
-from deepmem.pipeline import message_digest
+from deepmem.pipeline import apply_transform, message_digest, plan_transform
 from deepmem.types import Context, Facts, Message, Settings
 
 GREP = (
@@ -95,3 +95,21 @@ def test_a_line_pasted_again_in_the_same_batch_stays_in_the_newest_paste_only() 
     assert "if self.match is not None:" not in kept[1] and kept[3] == {"if self.match is not None:"}
     assert "name, path, args, kwargs = super().deconstruct()" in kept[1]
     assert folded.kept(0, 2)[1] == folded.copied[1] and folded.kept(0, 4) is kept
+
+
+def test_a_new_long_script_is_trimmed_when_first_seen_and_keeps_what_it_copied() -> None:
+    prints = [f"print('step {n} of the check, written by the agent itself', {n})" for n in range(150)]
+    script = "cat <<'EOF' > check.py\n" + "\n".join([*SCRIPT_BODY, *prints]) + "\nEOF"
+    first, _, third = history()
+    long_script = tool_message(1, script, "")
+    messages = [first, long_script]
+
+    def command_seen(history: list[Message], settings: Settings) -> str:
+        shown = apply_transform(history, plan_transform(history, settings))
+        return next(m for m in shown if m["info"]["id"] == "msg_1")["parts"][0]["state"]["input"]["command"]
+
+    trimmed = command_seen(messages, Settings())
+    assert "    if self.match is not None:" in trimmed and "-            kwargs['match'] = self.match" in trimmed
+    assert "step 75 of the check" not in trimmed and "deep_expand" in trimmed
+    assert command_seen([*messages, third], Settings()) == trimmed
+    assert command_seen(messages, Settings(capture_input_cap_tokens=100_000)) == script
