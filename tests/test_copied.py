@@ -113,3 +113,14 @@ def test_a_new_long_script_is_trimmed_when_first_seen_and_keeps_what_it_copied()
     assert "step 75 of the check" not in trimmed and "deep_expand" in trimmed
     assert command_seen([*messages, third], Settings()) == trimmed
     assert command_seen(messages, Settings(capture_input_cap_tokens=100_000)) == script
+
+
+def test_a_history_without_digests_is_folded_anew_and_odd_inputs_copy_nothing() -> None:
+    messages = history()
+    undigested = [None] * len(messages)
+    first = copied_lines(messages, undigested, None)
+    again = copied_lines(messages, undigested, first)
+    assert again is not first and again.copied == first.copied
+    odd = tool_message(4, "", "")
+    odd["parts"][0]["state"]["input"] = "not a dict"
+    assert copied_lines([*messages, odd], [None] * 4, None).copied[3] == frozenset()
