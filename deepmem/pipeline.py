@@ -385,8 +385,8 @@ def compute_message(
 
     A part is compressed with the facts of its batch, or of the boundary at whose jump it
     is released from the working set (`released`); `tier` overrides the batches' own
-    tiers; `copied` are the lines its inputs copy from earlier outputs. A probe (`probing`: its sizes are all the schedule reads) leaves out what the
-    nudges look for.
+    tiers; `copied` are the lines its inputs copy from earlier outputs that stay. A probe
+    (`probing`: its sizes are all the schedule reads) leaves out what the nudges look for.
     """
     contexts: dict[int, Context] = {}
 
