@@ -69,7 +69,8 @@ class CopiedLines:
         """True when this history and the folded messages agree as far as both go (a message
         without a digest never agrees): each message's copied lines depend only on those before it."""
         count = min(len(self.digests), len(digests))
-        return None not in self.digests[:count] and self.digests[:count] == digests[:count]
+        folded = self.digests[:count]
+        return None not in folded and folded == digests[:count]
 
     def fold(self, message: Message, digest: bytes | None) -> None:
         """Add one message: its inputs are checked against the outputs before it, then its outputs join them."""
