@@ -7,6 +7,12 @@
 Each nudge has a cooldown in steps. Whether a nudge fired at an earlier step is worked
 out again from the messages (replaying the steps), so the CLI and the bridge agree and
 nothing has to be remembered between calls.
+
+A nudge is paid for by the request it rides on: it is appended only when what that
+request's cuts save, at the cache-read price, covers its tokens at the write price. So a
+request that deepmem cannot shorten is sent exactly as without it, and no nudge makes a
+request dearer than no plugin. A nudge left out for want of funds still counts as fired
+for its cooldown (the replay knows nothing of earlier requests' savings).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from deepmem.jumps import boundary_at
 from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
 from deepmem.toolcalls.paths import by_file_name, file_name, same_file
+from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import shows, touches
 from deepmem.types import Message, Part, Settings
 
@@ -204,16 +211,29 @@ def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
     )
 
 
+def funded(lines: list[str], funds: float) -> list[str]:
+    """The lines, in their order, whose estimated tokens (a newline each) fit in `funds`."""
+    kept, spent = [], 0
+    for line in lines:
+        cost = estimate_tokens(line) + 1
+        if spent + cost <= funds:
+            kept.append(line)
+            spent += cost
+    return kept
+
+
 def nudge_parts(
     messages: list[Message],
     shape: Layout,
     message_tokens: list[int],
     signals: list[Signals],
     settings: Settings,
+    funds: float,
 ) -> list[Part]:
     """The synthetic text part (zero or one) to append at the end of the context for this step.
 
-    Reads, per message, its step (`shape`), its estimated tokens and its `Signals`.
+    Reads, per message, its step (`shape`), its estimated tokens and its `Signals`; `funds`
+    is what this request's cuts save, in write-price tokens (see `funded`).
     """
     current = shape.step
     if current < 1 or not messages:
@@ -234,7 +254,8 @@ def nudge_parts(
         )
         if text
     ]
-    if not texts:
+    lines = funded([f"[deepmem] {text}" for text in texts], funds)
+    if not lines:
         return []
     last = messages[-1]
     return [
@@ -244,7 +265,7 @@ def nudge_parts(
             "messageID": last["info"].get("id", ""),
             "type": "text",
             "synthetic": True,
-            "text": "\n".join(f"[deepmem] {text}" for text in texts),
+            "text": "\n".join(lines),
             "metadata": {"deepmem": {"appended": "nudge"}},
         }
     ]

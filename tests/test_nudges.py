@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from deepmem import nudges
 from deepmem.ccr import CCRStore
 from deepmem.phrasing import NUDGE_PATTERNS
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.pipeline import apply_edits, apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.types import Settings
 
@@ -69,8 +69,23 @@ def test_anchored_detection_equals_a_whole_text_scan(text: str) -> None:
     assert nudges.detect_memories.__wrapped__(text) == whole_text_detections(text)
 
 
-def session(texts: list[str]) -> list[dict]:
-    """A user turn, then one assistant message per text."""
+LONG_LOG = "\n".join(f"test_case_{n} ... ok ({n} ms) in module tests/test_big.py" for n in range(400))
+
+
+def shell_call(output: str) -> dict:
+    """A finished bash call printing `output`."""
+    return {
+        "id": "prt_log",
+        "type": "tool",
+        "tool": "bash",
+        "callID": "c_log",
+        "state": {"status": "completed", "input": {"command": "pytest -v"}, "output": output, "title": "", "metadata": {}},
+    }
+
+
+def session(texts: list[str], funded: bool = True) -> list[dict]:
+    """A user turn, then one assistant message per text; when `funded`, the first one also runs
+    a command whose long output is trimmed when first seen (savings that pay for nudges)."""
     messages = [
         {
             "info": {"id": "msg_u", "sessionID": "ses_n", "role": "user"},
@@ -82,6 +97,8 @@ def session(texts: list[str]) -> list[dict]:
         messages.append(
             {"info": {"id": f"msg_{n:03d}", "sessionID": "ses_n", "role": "assistant"}, "parts": parts}
         )
+    if funded and texts:
+        messages[1]["parts"].append(shell_call(LONG_LOG))
     return messages
 
 
@@ -168,6 +185,30 @@ def test_reread_nudge_after_editing_a_file_whose_read_was_compressed() -> None:
     assert "/p/mod.py" in part["text"] and "again" in part["text"]
 
 
+def test_no_nudge_where_nothing_is_cut() -> None:
+    """A request deepmem cannot shorten is sent as it is: no nudge, whatever was stated."""
+    messages = session(["We decided to ship on Friday."], funded=False)
+    plan = plan_transform(messages, Settings())
+    assert plan.tail_parts == [] and apply_transform(messages, plan) == messages
+
+
+def test_a_nudge_is_appended_only_when_the_requests_cuts_pay_for_it() -> None:
+    """A short trimmed output saves too little for the nudge; a long one pays for it."""
+    short = session(["We decided to ship on Friday."], funded=False)
+    short[1]["parts"].append(shell_call("\n".join(LONG_LOG.split("\n")[:40])))
+    plan = plan_transform(short, Settings())
+    assert plan.edits and plan.tail_parts == []
+    assert plan_transform(session(["We decided to ship on Friday."]), Settings()).tail_parts
+
+
+def test_funded_keeps_the_lines_that_fit_in_order() -> None:
+    """Lines are kept in order while their tokens fit; a line too dear is skipped, not cut."""
+    short, long = "[deepmem] read a.py again.", "[deepmem] " + "remember this decision " * 20
+    assert nudges.funded([short, long], 0) == []
+    assert nudges.funded([long, short], 30) == [short]
+    assert nudges.funded([short, long], 10_000) == [short, long]
+
+
 def test_nudges_go_at_the_end_and_restore_drops_them(tmp_path) -> None:
     """apply_transform adds the nudge once, in a trailing user message after everything else
     (so OpenCode sends it after the last tool results); restore removes it."""
@@ -176,7 +217,7 @@ def test_nudges_go_at_the_end_and_restore_drops_them(tmp_path) -> None:
     out = apply_transform(messages, plan)
     assert [part["id"] for part in out[-1]["parts"]] == ["prt_deepmem_nudge_1"]
     assert out[-1]["info"]["role"] == "user" and out[-1]["parts"][0]["messageID"] == out[-1]["info"]["id"]
-    assert out[:-1] == messages
+    assert out[:-1] == apply_edits(messages, plan.edits)
     assert apply_transform(out, plan_transform(out, Settings())) == out
     store = CCRStore(tmp_path)
     store.put_all(plan.originals)
