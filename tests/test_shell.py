@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+import shlex
 
-from deepmem.toolcalls.shell import command_kind, first_program, heredoc_lines, read_target, simple_commands
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deepmem.toolcalls.shell import (
+    command_kind,
+    first_program,
+    heredoc_lines,
+    read_target,
+    shell_tokens,
+    simple_commands,
+)
 
 COMMANDS = [
     ("cat -n src/a.py", "read", ("src/a.py", 1), "cat"),
@@ -43,3 +54,28 @@ def test_simple_commands_split_outside_quotes_only() -> None:
         ["sed", "-i", "31d;40d", "m.py"], ["echo", "a | b"], ["tee", "log"],
     ]
     assert list(simple_commands("echo 'unclosed")) == []
+
+
+def split_by_shlex(line: str) -> list[str]:
+    """The line as POSIX `shlex` splits it, shell punctuation apart."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab1 \t\r\n();<>|&-./*?=~$`{}!é\x00\x0b")), max_size=60))
+def test_plain_lines_split_as_shlex_splits_them(line: str) -> None:
+    """A line with no quote, escape or comment gives `shlex`'s own tokens by the quick pattern."""
+    assert shell_tokens(line) == split_by_shlex(line)
+
+
+@pytest.mark.parametrize("line", ["echo 'a b' > c", 'x="1 2"; y', "a\\ b", "ls # note", "cat 'open"])
+def test_quoted_escaped_and_commented_lines_go_through_shlex(line: str) -> None:
+    """Quotes, escapes and comments are left to `shlex` (an open quote still raises)."""
+    try:
+        expected = split_by_shlex(line)
+    except ValueError:
+        with pytest.raises(ValueError):
+            shell_tokens(line)
+    else:
+        assert shell_tokens(line) == expected

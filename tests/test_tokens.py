@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from deepmem import tokens as tokens_module
 from deepmem.tokens import estimate_tokens, tokens_at_least
 
 from .conftest import FIXTURES
@@ -58,3 +59,36 @@ def test_deterministic_and_monotone_in_repetition() -> None:
 def test_lower_bound_never_exceeds_the_estimate(text: str) -> None:
     """`tokens_at_least` is a true lower bound, repeated punctuation and tabs included."""
     assert tokens_at_least(text) <= estimate_tokens(text)
+
+
+def counted_by_hand(text: str) -> int:
+    """The estimate's formula with each character classed one at a time (pairs counted without
+    overlap, as the formula counts them)."""
+    data = text.encode("ascii", "ignore").decode()
+    cjk = sum(1 for c in text if not c.isascii() and tokens_module._CJK.match(c))
+    other = len(text) - len(data) - cjk
+
+    def shape(c: str) -> str:
+        return "a" if c.isascii() and c.isalpha() else "P" if c in ".=-#*~_+/^" else " "
+
+    shapes = "".join(shape(c) for c in data)
+    hundredths = (
+        tokens_module.PER_WORD * (shapes.count(" a") + shapes.count("Pa") + shapes.startswith("a"))
+        + tokens_module.PER_LETTER * shapes.count("a")
+        + tokens_module.PER_DIGIT * sum(c.isdigit() for c in data)
+        + tokens_module.PER_PUNCTUATION * sum(not c.isalnum() and c not in " \n\t\r" for c in data)
+        + tokens_module.PER_NEWLINE * data.count("\n")
+        + tokens_module.PER_DOUBLE_SPACE * data.count("  ")
+        + tokens_module.PER_REPEATED_PAIR * shapes.count("PP")
+        + tokens_module.PER_BACKSLASH * data.count("\\")
+        + tokens_module.PER_CJK * cjk
+        + tokens_module.PER_OTHER_NON_ASCII * other
+        + tokens_module.PER_TEXT
+    )
+    return max(1, (hundredths + 50) // 100) if text else 0
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ9 \t\r\n.=-#*~_+/^\\,;()中é\x00")), max_size=1_200))
+def test_estimate_is_its_formula_counted_by_hand(text: str) -> None:
+    """The C-pass counts (and the memo of long texts) give what counting by hand gives."""
+    assert estimate_tokens(text) == counted_by_hand(text) == estimate_tokens(str(text))

@@ -35,6 +35,10 @@ CLOSED_QUOTES = re.compile(r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^'"\\])*""", re
 """A text whose quotes all close (single, double, backslash escapes)."""
 HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
+LEXED = re.compile(r"['\"\\#]")
+"""Quotes, escapes and comments: a line holding one is split by `shlex` itself."""
+PLAIN_TOKEN = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")
+"""A run of `shlex` punctuation, or of anything else but its whitespace."""
 
 
 def strip_prefixes(words: list[str]) -> list[str]:
@@ -131,10 +135,8 @@ def simple_commands(line: str) -> Iterator[list[str]]:
 
     A line whose quotes never close is a shell syntax error: nothing of it runs.
     """
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
     try:
-        tokens = list(lexer)
+        tokens = shell_tokens(line)
     except ValueError:
         return
 
@@ -148,3 +150,16 @@ def simple_commands(line: str) -> Iterator[list[str]]:
             found.append(token)
     if found:
         yield found
+
+
+def shell_tokens(line: str) -> list[str]:
+    """The line's words and operators as POSIX `shlex` splits them (ValueError: a quote never closes).
+
+    A line without quotes, escapes or comments is split by one pattern (the same tokens,
+    several times faster); any other goes through `shlex`.
+    """
+    if not LEXED.search(line):
+        return PLAIN_TOKEN.findall(line)
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
