@@ -81,16 +81,25 @@ def shorten_item(line: str, budget: ProseBudget, first: bool, decisive: bool) ->
     return shorten_paragraph(line, budget, first, decisive)
 
 
-def chosen_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> dict[int, str]:
+def line_roles(lines: list[str]) -> list[str]:
+    """Each line's role: `fence`, `code` (between fences), `kept` (`stays_as_is`) or `prose`."""
+    roles, in_fence = [], False
+    for line in lines:
+        if FENCE.match(line):
+            in_fence = not in_fence
+            roles.append("fence")
+        elif in_fence:
+            roles.append("code")
+        else:
+            roles.append("kept" if stays_as_is(line) else "prose")
+    return roles
+
+
+def chosen_lines(lines: list[str], roles: list[str], budget: ProseBudget, decisive: set[int]) -> dict[int, str]:
     """Index → shortened text of the items and paragraphs (outside fences) that survive: at
     most `budget.lines` of those that keep anything; the first paragraph's opening sentence
     (what the message is about) first, then the ones holding a decision, then the others in order."""
-    prose, in_fence = [], False
-    for index, line in enumerate(lines):
-        if FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and not stays_as_is(line):
-            prose.append(index)
+    prose = [index for index, role in enumerate(roles) if role == "prose"]
     first = next((index for index in prose if not LIST_ITEM.match(lines[index])), None)
     ranked = sorted(prose, key=lambda index: (index != first, index not in decisive))  # stable: in order within each rank
     chosen: dict[int, str] = {}
@@ -106,18 +115,19 @@ def chosen_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> d
 def shorten_lines(lines: list[str], budget: ProseBudget, decisive: set[int]) -> list[str]:
     """Walk the lines: headings and fences stay (the code between fences is counted, not
     kept); items and paragraphs shrink, at most `budget.lines` of them (`chosen_lines`)."""
-    chosen = chosen_lines(lines, budget, decisive)
+    roles = line_roles(lines)
+    chosen = chosen_lines(lines, roles, budget, decisive)
     out: list[str] = []
-    in_fence, code = False, 0
-    for index, line in enumerate(lines):
-        if FENCE.match(line):
+    code = 0
+    for index, (line, role) in enumerate(zip(lines, roles, strict=True)):
+        if role == "fence":
             if code:
                 out.append(f"… ({code} code lines)")
-            in_fence, code = not in_fence, 0
+            code = 0
             out.append(line)
-        elif in_fence:
+        elif role == "code":
             code += 1
-        elif stays_as_is(line):
+        elif role == "kept":
             out.append(line)
         elif index in chosen:
             out.append(chosen[index])
