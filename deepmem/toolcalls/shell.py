@@ -35,10 +35,13 @@ CLOSED_QUOTES = re.compile(r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^'"\\])*""", re
 """A text whose quotes all close (single, double, backslash escapes)."""
 HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;"})
-LEXED = re.compile(r"['\"\\#]")
-"""Quotes, escapes and comments: a line holding one is split by `shlex` itself."""
-PLAIN_TOKEN = re.compile(r"[();<>|&]+|[^ \t\r\n();<>|&]+")
-"""A run of `shlex` punctuation, or of anything else but its whitespace."""
+LEXED = re.compile(r"[\\#]")
+"""Escapes and comments: a line holding one is split by `shlex` itself."""
+PLAIN_TOKEN = re.compile(r"""[();<>|&]+|(?:[^ \t\r\n();<>|&'"]+|'[^']*'|"[^"]*")+""")
+"""A run of `shlex` punctuation, or a word: plain characters and closed quotes."""
+UNQUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+SHELL_SPACE = " \t\r\n"
+"""What `shlex` splits words at."""
 
 
 def strip_prefixes(words: list[str]) -> list[str]:
@@ -155,11 +158,19 @@ def simple_commands(line: str) -> Iterator[list[str]]:
 def shell_tokens(line: str) -> list[str]:
     """The line's words and operators as POSIX `shlex` splits them (ValueError: a quote never closes).
 
-    A line without quotes, escapes or comments is split by one pattern (the same tokens,
-    several times faster); any other goes through `shlex`.
+    A line without escapes or comments, whose quotes all close, is split by one pattern and
+    its quotes taken off (the same tokens, several times faster); any other goes through `shlex`.
     """
     if not LEXED.search(line):
-        return PLAIN_TOKEN.findall(line)
+        tokens, end = [], 0
+        for match in PLAIN_TOKEN.finditer(line):
+            if line[end : match.start()].strip(SHELL_SPACE):
+                break
+            tokens.append(UNQUOTED.sub(r"\1\2", match.group()))
+            end = match.end()
+        else:
+            if not line[end:].strip(SHELL_SPACE):
+                return tokens
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     return list(lexer)
