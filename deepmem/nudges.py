@@ -29,8 +29,8 @@ from deepmem.history import Layout, tier_for
 from deepmem.jumps import boundary_at
 from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
-from deepmem.toolcalls.paths import by_file_name, file_name, same_file
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls.paths import by_file_name, file_name, same_file
 from deepmem.toolcalls.touches import shows, touches
 from deepmem.types import Message, Part, Settings
 
