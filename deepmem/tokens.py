@@ -51,6 +51,9 @@ def tokens_at_least(text: str) -> int:
 MEMO_CHARS = 512
 """Texts at least this long are estimated once (memoized): a compressor weighs an output that
 the plan measured already, and hashing is one pass where the formula takes a dozen."""
+MEMO_TEXTS = 4_096
+"""How many long texts the memo holds. It keeps them alive, but nearly all of them are alive
+anyway: the history holds the originals and the transform's memos their compressed forms."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -58,7 +61,7 @@ def estimate_tokens(text: str) -> int:
     return estimate_long(text) if len(text) >= MEMO_CHARS else estimate_text(text)
 
 
-@lru_cache(maxsize=4_096)
+@lru_cache(maxsize=MEMO_TEXTS)
 def estimate_long(text: str) -> int:
     """`estimate_text`, memoized for long texts."""
     return estimate_text(text)
