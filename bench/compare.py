@@ -22,7 +22,7 @@ from bench.contenders import CONTENDERS, CORPORA, Unavailable, help_text
 from bench.headroom_contender import headroom_version
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
-from deepmem.context import context_units
+from deepmem.context import request_units
 from deepmem.history import step_indexes
 from deepmem.sessionio import atomic_write, encode_json, read_session
 from deepmem.support import step_support
@@ -80,9 +80,9 @@ def replay(messages: list[Message], players: list, counter: TokenCounter) -> dic
         for player in players:
             sent = player.messages(history)
             tally = tallies[player.name]
-            units = context_units(sent)
+            units, marks = request_units(sent)
             counts = counter.count_many(units)
-            tally.meter.add(units, counts)
+            tally.meter.add(units, counts, marks=marks)
             tally.per_step.append(sum(counts))
             visible, quoted = step_support(history, sent, messages[index])
             tally.visible += visible

@@ -75,8 +75,8 @@ def step_costs(
         costs = []
         for meter, player in ((raw, none), (packed, deepmem)):
             before = meter.cost(prices), meter.cached_tokens, meter.tokens
-            units = player.context(history)
-            meter.add(units, counter.count_many(units), pause_ms=pauses[steps[index] - 1])
+            units, marks = player.request(history)
+            meter.add(units, counter.count_many(units), pause_ms=pauses[steps[index] - 1], marks=marks)
             spent = (meter.cost(prices) - before[0]) / prices.cache_write
             costs.append((spent, meter.tokens - before[2] - (meter.cached_tokens - before[1]), meter.final_tokens))
         (raw_cost, _, raw_tokens), (packed_cost, uncached, packed_tokens) = costs

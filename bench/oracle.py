@@ -24,7 +24,7 @@ def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, pric
     total, boundary = 0.0, 0
     for step in range(1, len(sizes.tokens)):
         target = made.get(step, boundary)
-        total += step_cost(sizes, step, boundary, target, prices.read)
+        total += step_cost(sizes, step, boundary, target, prices)
         boundary = target
     return total
 
@@ -49,7 +49,7 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
         target = step - tail
         now = stay
         if target > 0:
-            if sizes.cold[step]:
+            if sizes.cold[step] or prices.cached_at_marks:
                 jump = np.full(steps + 1, probed[target] + tokens[step] - tokens[target])
             else:
                 jump = read * probed + probed[target] - probed + tokens[step] - tokens[target]

@@ -74,11 +74,11 @@ def replay_session(messages: list, players: list, counter: TokenCounter) -> dict
         quoted = quoted_lines(history, messages[index])
         pause = pauses[steps[index] - 1]
         for player in players:
-            units = player.context(history)
+            units, marks = player.request(history)
             seen = "\n".join(units) if quoted else ""
             missing = [line for line in quoted if line not in seen]
             recovery = reread_tokens(history, missing, counter) if missing else 0
-            meters[player.name].add(units, counter.count_many(units), quoted, pause, recovery)
+            meters[player.name].add(units, counter.count_many(units), quoted, pause, recovery, marks)
     return meters
 
 

@@ -12,7 +12,7 @@ import time
 import msgspec
 
 from bench.oracle import hindsight_jumps
-from deepmem.context import context_units
+from deepmem.context import request_units
 from deepmem.history import message_steps
 from deepmem.jumps import Sizes
 from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
@@ -24,7 +24,7 @@ CLEARED = "[output cleared]"
 
 
 class Strategy:
-    """A contender: `messages` gives the history it sends; `context` its visible units."""
+    """A contender: `messages` gives the history it sends; `request` its visible units and cache marks."""
 
     name = "strategy"
 
@@ -32,9 +32,9 @@ class Strategy:
         """The history as this contender sends it."""
         raise NotImplementedError
 
-    def context(self, history: list[Message]) -> list[str]:
-        """Visible units of what this contender sends."""
-        return context_units(self.messages(history))
+    def request(self, history: list[Message]) -> tuple[list[str], tuple[int, ...]]:
+        """Visible units of what this contender sends, and its cache marks (`request_units`)."""
+        return request_units(self.messages(history))
 
 
 class Uncompressed(Strategy):

@@ -3,7 +3,9 @@
 A meter keeps, per request, its tokens, the tokens that repeat the previous request's
 prefix and the pause before it, so one replay is priced afterwards under any price
 model: the repeated prefix at its cache-read price unless the pause outlived the cache,
-the rest at its cache-write price.
+the rest at its cache-write price. For a provider that reads its cache only at marks
+(`PriceModel.cached_at_marks`) the repeated prefix counts only up to the last of the
+previous request's marks it reaches: the ends of its last two messages.
 """
 
 from __future__ import annotations
@@ -44,19 +46,29 @@ class Meter(msgspec.Struct):
     """Per request: its tokens."""
     request_cached: list[float] = []
     """Per request: its tokens that repeat the previous request's prefix."""
+    request_marked: list[float] = []
+    """Per request: its tokens up to the last mark of the previous request that it repeats whole."""
     request_pauses: list[int] = []
     """Per request: milliseconds since the previous request (0 when unknown)."""
     recovery_tokens: int = 0
     """Tokens of the outputs that steps quoting lines out of view would have read again."""
     previous_units: list[str] = []
     previous_length: int = 0
+    previous_marks: tuple[int, ...] = ()
 
     def add(
-        self, units: list[str], counts: list[int], quoted: list[str] = (), pause_ms: int = 0, recovery: int = 0
+        self,
+        units: list[str],
+        counts: list[int],
+        quoted: list[str] = (),
+        pause_ms: int = 0,
+        recovery: int = 0,
+        marks: tuple[int, ...] | None = None,
     ) -> None:
         """Account for one request given as visible units, their token counts, the lines that
-        the step produced from it quotes, the pause before it, and what re-reading the quoted
-        lines it does not show would cost (tokens)."""
+        the step produced from it quotes, the pause before it, what re-reading the quoted
+        lines it does not show would cost (tokens), and its cache marks (unit counts; by
+        default its end alone, see `deepmem.context.request_units`)."""
         if quoted:
             visible = visible_count(quoted, "\n".join(units))
             self.quoted += len(quoted)
@@ -68,6 +80,7 @@ class Meter(msgspec.Struct):
         cached = float(sum(counts[:shared]))
         if partial:
             cached += counts[shared] * partial / len(units[shared])
+        reached = max((mark for mark in self.previous_marks if mark <= shared), default=0)
         if self.steps:
             self.prefix_chars += chars
             self.previous_chars += self.previous_length
@@ -77,15 +90,18 @@ class Meter(msgspec.Struct):
         self.cached_tokens += cached
         self.request_tokens.append(total)
         self.request_cached.append(cached)
+        self.request_marked.append(float(sum(counts[:reached])))
         self.request_pauses.append(pause_ms)
         self.recovery_tokens += recovery
         self.previous_units = units
+        self.previous_marks = (len(units),) if marks is None else marks
         self.previous_length = sum(map(len, units)) + max(len(units) - 1, 0)
 
     def cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
         """Cost with a prompt cache kept warm between requests closer than its lifetime."""
         total = 0.0
-        for tokens, cached, pause in zip(self.request_tokens, self.request_cached, self.request_pauses, strict=True):
+        repeated = self.request_marked if prices.cached_at_marks else self.request_cached
+        for tokens, cached, pause in zip(self.request_tokens, repeated, self.request_pauses, strict=True):
             if pause > prices.ttl_seconds * 1000:
                 cached = 0.0
             total += prices.cache_read * cached + prices.cache_write * (tokens - cached)
@@ -113,6 +129,7 @@ class Meter(msgspec.Struct):
         self.supported_steps += other.supported_steps
         self.request_tokens = [*self.request_tokens, *other.request_tokens]
         self.request_cached = [*self.request_cached, *other.request_cached]
+        self.request_marked = [*self.request_marked, *other.request_marked]
         self.request_pauses = [*self.request_pauses, *other.request_pauses]
         self.recovery_tokens += other.recovery_tokens
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from deepmem.accounting import Meter
-from deepmem.context import context_units
+from deepmem.context import request_units
 from deepmem.history import message_steps, step_indexes, visible_text
 from deepmem.jumps import request_pauses, request_times
 from deepmem.pipeline import Plan, apply_transform, plan_transform
@@ -94,8 +94,8 @@ def audit_session(session: str, messages: list[Message], settings: Settings) -> 
     pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
     without = Meter()
     for index in step_indexes(messages):
-        units = context_units(messages[:index])
-        without.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1])
+        units, marks = request_units(messages[:index])
+        without.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1], marks=marks)
     result = SessionAudit(session, steps=without.steps, tokens_without=without.tokens, final_without=without.final_tokens)
     for number, name in enumerate(REPORTED):
         prices = FAMILIES[name]
@@ -106,8 +106,8 @@ def audit_session(session: str, messages: list[Message], settings: Settings) -> 
             history = messages[:index]
             plan = plan_transform(history, settings, prices=prices)
             compressed = apply_transform(history, plan)
-            units = context_units(compressed)
-            with_deepmem.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1])
+            units, marks = request_units(compressed)
+            with_deepmem.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1], marks=marks)
             if number == 0:
                 visible, quoted = step_support(history, compressed, messages[index])
                 result.quoted_visible += visible

@@ -71,17 +71,21 @@ class CostSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """0 = the input price (no write premium)."""
     cache_ttl_seconds: Count = 0
     """How long the provider keeps a cached prefix (0 = the family's lifetime)."""
+    cache_reads: Literal["", "prefix", "marks"] = ""
+    """Where the provider reads a cached prefix up to: `prefix`, wherever the requests agree
+    (OpenAI, DeepSeek, Gemini); `marks`, only where an earlier request marked one (Anthropic
+    through OpenCode); '' = the family's way."""
 
     def prices(self, fallback: PriceModel) -> PriceModel | None:
         """The price model these settings name over `fallback`, or None when they name none."""
         base = FAMILIES[self.family] if self.family else fallback
-        if not self.input and not self.family and not self.cache_ttl_seconds:
+        if not self.input and not self.family and not self.cache_ttl_seconds and not self.cache_reads:
             return None
+        marks = self.cache_reads == "marks" if self.cache_reads else base.cached_at_marks
+        ttl = self.cache_ttl_seconds or base.ttl_seconds
         if not self.input:
-            return msgspec.structs.replace(base, ttl_seconds=self.cache_ttl_seconds or base.ttl_seconds)
-        model = PriceModel(
-            "config", self.input, self.cache_read, self.cache_write or self.input, self.cache_ttl_seconds or base.ttl_seconds
-        )
+            return msgspec.structs.replace(base, ttl_seconds=ttl, cached_at_marks=marks)
+        model = PriceModel("config", self.input, self.cache_read, self.cache_write or self.input, ttl, marks)
         return checked(model, base)
 
 

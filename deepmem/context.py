@@ -30,12 +30,22 @@ def part_unit(role: str, part: Part) -> str:
 
 def context_units(messages: list[Message]) -> list[str]:
     """The visible units of a history, in order."""
-    return [
-        unit
-        for message in messages
-        for part in message["parts"]
-        if (unit := part_unit(message["info"]["role"], part))
-    ]
+    return request_units(messages)[0]
+
+
+def request_units(messages: list[Message]) -> tuple[list[str], tuple[int, ...]]:
+    """The visible units of a history, and where a provider that reads its cache only at
+    marks may read up to: the unit counts at the ends of its last two messages that show
+    anything (OpenCode marks the last two messages of a request to Anthropic)."""
+    units: list[str] = []
+    ends: list[int] = []
+    for message in messages:
+        role = message["info"]["role"]
+        before = len(units)
+        units.extend(unit for part in message["parts"] if (unit := part_unit(role, part)))
+        if len(units) > before:
+            ends.append(len(units))
+    return units, tuple(ends[-2:])
 
 
 def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:

@@ -3,7 +3,10 @@
 A jump cuts the steps that became old since the last one. Everything after its first
 cut part is new to the provider, so the jump's own request pays the cache-write price
 for what a warm cache would have read for a tenth; every later request is smaller by
-what the jump removed, at the cache-read price. The schedule jumps when
+what the jump removed, at the cache-read price. A provider that reads a cached prefix
+only up to a marked place (`PriceModel.cached_at_marks`: Anthropic, where OpenCode marks
+the system prompt and the last two messages) finds no mark before the change, so there
+the jump writes every message again, the old steps before it too. The schedule jumps when
 
     Σ over the steps since the last jump of (what a jump would remove × read)  ≥  the jump request's extra cost
 
@@ -133,15 +136,18 @@ def request_tokens(sizes: Sizes, step: int, boundary: int) -> int:
     return sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary]
 
 
-def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, read: float) -> float:
+def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
     """What request `step` costs more (write-price units) when it jumps from `boundary` to `target`.
 
-    With the jump, everything from the first newly cut part on is written; without it,
-    the previous request is read from the cache and only the newest step is written.
+    With the jump, everything from the first newly cut part on is written (with a cache
+    read only at marks, every message: the old steps before the boundary too); without
+    it, the previous request is read from the cache and only the newest step is written.
     """
+    read = prices.read
     rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
     kept = read * (sizes.tokens[step - 1] - sizes.tokens[boundary]) + sizes.tokens[step] - sizes.tokens[step - 1]
-    return rewritten - kept
+    unmarked = (1.0 - read) * sizes.probed[boundary] if prices.cached_at_marks else 0.0
+    return rewritten - kept + unmarked
 
 
 def removed_tokens(sizes: Sizes, boundary: int, target: int) -> int:
@@ -162,19 +168,20 @@ def jump_reason(sizes: Sizes, step: int, boundary: int, waited: float, settings:
     window = settings.context_window
     if window and request_tokens(sizes, step, boundary) > window * PRESSURE_SHARE:
         return "window"
-    if removed_tokens(sizes, boundary, target) > 0 and waited >= jump_premium(sizes, step, boundary, target, prices.read):
+    if removed_tokens(sizes, boundary, target) > 0 and waited >= jump_premium(sizes, step, boundary, target, prices):
         return "pays"
     return ""
 
 
-def step_cost(sizes: Sizes, step: int, boundary: int, target: int, read: float) -> float:
+def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
     """Estimated cost (write-price units) of request `step` moving from `boundary` to `target` (equal: no jump)."""
+    read = prices.read
     if sizes.cold[step]:
         return float(request_tokens(sizes, step, target))
     if target == boundary:
         return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
     rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
-    return read * sizes.probed[boundary] + rewritten
+    return (1.0 if prices.cached_at_marks else read) * sizes.probed[boundary] + rewritten
 
 
 def priced_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:

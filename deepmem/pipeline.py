@@ -548,17 +548,21 @@ def plan_transform(
         cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices.ttl_seconds)
         if jumps is None:
             jumps = schedule(messages, digests, steps, settings, prices, cold)
-        rebased = cold_rebase(jumps, cold, settings)
+        rebased = rebase_boundary(jumps, cold, settings, prices)
         return plan_history(messages, settings, tier, digests, layout(messages, jumps, steps, rebased), prices)
 
 
-def cold_rebase(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings) -> int:
-    """The last boundary jumped to at a request that found the cache cold (0 when none).
+def rebase_boundary(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings, prices: PriceModel) -> int:
+    """The last boundary jumped to at a request that writes every message again anyway (0 when none).
 
-    That request is written whole whatever it holds, so its jump cuts deep at no cache
+    Such a request is written whole whatever it holds, so its jump cuts deep at no cache
     cost: every old part is compressed again with the newest facts and tier (stale reads,
-    repeated calls, outputs that left the working set), not only the newly old steps.
+    repeated calls, outputs that left the working set), not only the newly old steps. It
+    is the request after a pause past the cache's lifetime or a model switch, and, where
+    the cache is read only at marks, every jump's (`PriceModel.cached_at_marks`).
     """
+    if prices.cached_at_marks:
+        return jumps[-1]
     made = [boundary + settings.tail_steps for boundary in jumps if boundary > 0]
     return max((step - settings.tail_steps for step in made if step < len(cold) and cold[step]), default=0)
 

@@ -39,6 +39,11 @@ class PriceModel(msgspec.Struct, frozen=True):
     """An input token written to the cache (the input price when there is no premium)."""
     ttl_seconds: int
     """Idle time after which the cached prefix is gone and the next request pays in full."""
+    cached_at_marks: bool = False
+    """The provider reads a cached prefix only up to a place an earlier request marked for the
+    cache, not up to wherever the requests agree. OpenCode marks, for Anthropic's models only,
+    the system prompt and the last two messages; so a message changed anywhere before the
+    last two makes the request write every message again, not only those from the change on."""
 
     @property
     def read(self) -> float:
@@ -52,15 +57,16 @@ class PriceModel(msgspec.Struct, frozen=True):
 
 
 FAMILIES: dict[str, PriceModel] = {
-    "anthropic": PriceModel("anthropic", 3.0, 0.30, 3.75, 300),
+    "anthropic": PriceModel("anthropic", 3.0, 0.30, 3.75, 300, cached_at_marks=True),
     "openai": PriceModel("openai", 1.25, 0.125, 1.25, 300),
     "deepseek": PriceModel("deepseek", 0.28, 0.028, 0.28, 3_600),
     "gemini": PriceModel("gemini", 1.25, 0.3125, 1.25, 300),
-    "unknown": PriceModel("unknown", 1.0, 0.1, 1.25, 3_600),
+    "unknown": PriceModel("unknown", 1.0, 0.1, 1.25, 3_600, cached_at_marks=True),
 }
-"""Provider families: Anthropic (write 1.25×, read 0.1×, 5-minute cache), OpenAI and DeepSeek
-(read 0.1×, no write premium; DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and
-the cautious end of them all for a provider we do not know."""
+"""Provider families: Anthropic (write 1.25×, read 0.1×, 5-minute cache, read only at the
+places OpenCode marks), OpenAI and DeepSeek (read 0.1×, no write premium, any repeated prefix;
+DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and the cautious end of them all for
+a provider we do not know."""
 
 REPORTED = ("anthropic", "openai", "gemini")
 """The price models every cost report shows, besides any other asked for."""
@@ -146,4 +152,4 @@ def from_opencode(model: Any, family: PriceModel) -> PriceModel | None:
     read = number(cache.get("read")) or price * family.cache_read / family.input
     write = number(cache.get("write")) or price
     name = str(model.get("id") or family.name)
-    return checked(PriceModel(name, price, read, write, family.ttl_seconds), family)
+    return checked(PriceModel(name, price, read, write, family.ttl_seconds, family.cached_at_marks), family)

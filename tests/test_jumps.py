@@ -14,10 +14,12 @@ from deepmem.jumps import (
     Sizes,
     cold_steps,
     fixed_jumps,
+    jump_premium,
     priced_jumps,
     release_pays,
     request_pauses,
     request_times,
+    step_cost,
 )
 from deepmem.pipeline import message_digest, plan_transform, step_sizes
 from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
@@ -28,6 +30,9 @@ from .conftest import FIXTURES
 
 DJANGO = FIXTURES / "sessions" / "django-15499.json"
 ANTHROPIC = FAMILIES["anthropic"]
+OPENAI = FAMILIES["openai"]
+ANY_PREFIX = msgspec.structs.replace(ANTHROPIC, cached_at_marks=False)
+"""Anthropic's prices, with any repeated prefix read from the cache."""
 DEFAULTS = Settings()
 MINUTE = 60_000
 
@@ -208,20 +213,46 @@ def test_a_release_is_bought_once_keeping_the_output_has_cost_its_rewrite() -> N
     assert not release_pays(1_000, -3, 10, 0.1), "a clock running backwards counts as no wait"
 
 
+def old_edits(messages: list[dict], prices: PriceModel, jumps: tuple[int, ...] | None = None) -> dict[str, dict]:
+    """Part id → replaced part, for the old parts of the history's plan (`jumps` imposed when given)."""
+    plan = plan_transform(messages, DEFAULTS, prices=prices, jumps=jumps)
+    return {edit.part_id: edit.part for edit in plan.edits if edit.message_index < plan.layout.first_young}
+
+
 def test_a_cold_jump_compresses_every_old_part_with_the_newest_facts() -> None:
     """The jump at the request after a 30-minute pause rewrites everything anyway, so every
     part that was old is compressed again with that boundary's facts and tier: the same
     edits as if all of it had become old at that one jump."""
     paused = with_times(django(), 20, 30 * MINUTE)
     quiet = django()
-    index = next(i for i in step_indexes(paused) if plan_transform(paused[:i], DEFAULTS, prices=ANTHROPIC).layout.rebased)
-    plan = plan_transform(paused[:index], DEFAULTS, prices=ANTHROPIC)
+    index = next(i for i in step_indexes(paused) if plan_transform(paused[:i], DEFAULTS, prices=ANY_PREFIX).layout.rebased)
+    plan = plan_transform(paused[:index], DEFAULTS, prices=ANY_PREFIX)
     rebased, jumps = plan.layout.rebased, plan.layout.jumps
     assert rebased == jumps[-1] and len(jumps) > 2
+    assert old_edits(paused[:index], ANY_PREFIX) == old_edits(quiet[:index], ANY_PREFIX, (0, rebased))
+    assert old_edits(paused[:index], ANY_PREFIX) != old_edits(quiet[:index], ANY_PREFIX, jumps), (
+        "without the pause the older batches keep their cuts"
+    )
 
-    def old_edits(jumps: tuple[int, ...] | None, messages: list[dict]) -> dict[str, dict]:
-        edits = plan_transform(messages[:index], DEFAULTS, prices=ANTHROPIC, jumps=jumps).edits
-        return {edit.part_id: edit.part for edit in edits if edit.message_index < plan.layout.first_young}
 
-    assert old_edits(None, paused) == old_edits((0, rebased), quiet)
-    assert old_edits(None, paused) != old_edits(jumps, quiet), "without the pause the older batches keep their cuts"
+def test_where_the_cache_is_read_only_at_marks_every_jump_cuts_every_old_part_again() -> None:
+    """Anthropic reads a cached prefix only up to a mark, and OpenCode marks none before the
+    last two messages: a warm jump writes every message again, so it re-cuts every old part
+    with the newest facts, as a single jump would. Where any repeated prefix is read, the
+    older batches keep their cuts."""
+    messages = django()
+    index = next(i for i in step_indexes(messages) if len(plan_transform(messages[:i], DEFAULTS, prices=ANTHROPIC).layout.jumps) > 2)
+    jumps = plan_transform(messages[:index], DEFAULTS, prices=ANTHROPIC).layout.jumps
+    assert ANTHROPIC.cached_at_marks and not OPENAI.cached_at_marks
+    assert old_edits(messages[:index], ANTHROPIC) == old_edits(messages[:index], ANTHROPIC, (0, jumps[-1]))
+    assert old_edits(messages[:index], ANY_PREFIX, jumps) != old_edits(messages[:index], ANY_PREFIX, (0, jumps[-1]))
+
+
+def test_a_jump_costs_more_where_the_cache_is_read_only_at_marks() -> None:
+    """Its premium adds the old steps before the boundary, written instead of read."""
+    sizes = sizes_of(django())
+    step, boundary, target = 30, 10, 26
+    marks = msgspec.structs.replace(OPENAI, cached_at_marks=True)
+    extra = jump_premium(sizes, step, boundary, target, marks) - jump_premium(sizes, step, boundary, target, OPENAI)
+    assert extra == pytest.approx((1 - OPENAI.read) * sizes.probed[boundary]) and extra > 0
+    assert step_cost(sizes, step, boundary, target, marks) - step_cost(sizes, step, boundary, target, OPENAI) == pytest.approx(extra)
