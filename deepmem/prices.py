@@ -61,12 +61,13 @@ FAMILIES: dict[str, PriceModel] = {
     "openai": PriceModel("openai", 1.25, 0.125, 1.25, 300),
     "deepseek": PriceModel("deepseek", 0.28, 0.028, 0.28, 3_600),
     "gemini": PriceModel("gemini", 1.25, 0.3125, 1.25, 300),
-    "unknown": PriceModel("unknown", 1.0, 0.1, 1.25, 3_600, cached_at_marks=True),
+    "unknown": PriceModel("unknown", 1.0, 0.1, 1.25, 3_600),
 }
 """Provider families: Anthropic (write 1.25×, read 0.1×, 5-minute cache, read only at the
 places OpenCode marks), OpenAI and DeepSeek (read 0.1×, no write premium, any repeated prefix;
-DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and the cautious end of them all for
-a provider we do not know."""
+DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and the cautious end of their prices
+for a provider we do not know. OpenCode marks requests only for Anthropic's models, so any
+other model's cache, if it has one, reads whatever prefix repeats."""
 
 REPORTED = ("anthropic", "openai", "gemini")
 """The price models every cost report shows, besides any other asked for."""
