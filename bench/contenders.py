@@ -8,6 +8,7 @@ from pathlib import Path
 from bench.corpus import CORPUS
 from bench.opencode_prune import OpenCodePrune
 from bench.strategies import Deepmem, MaskOldOutputs, Strategy, Uncompressed
+from deepmem.accounting import DEFAULT_PRICES
 from deepmem.types import Settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
@@ -27,9 +28,10 @@ def headroom() -> Strategy:
 
 
 def deepmem_at(tier: str | None) -> Callable[[], Strategy]:
-    """deepmem at default settings, at a fixed tier (None: the automatic one)."""
+    """deepmem at default settings, at a fixed tier (None: the automatic one), its jumps priced
+    for the prices the comparison bills (`deepmem.accounting.DEFAULT_PRICES`)."""
     name = f"deepmem-{tier}" if tier else "deepmem"
-    return lambda: Deepmem(Settings(), tier, name)
+    return lambda: Deepmem(Settings(), tier, name, prices=DEFAULT_PRICES)
 
 
 CONTENDERS: dict[str, tuple[str, Callable[[], Strategy]]] = {

@@ -216,7 +216,8 @@ class Batch(msgspec.Struct, frozen=True):
 
     A part is compressed with the facts and tier of the boundary that first made it old,
     so later jumps never rewrite it: at a jump only the newly old steps change, which keeps
-    the provider's cached prefix valid up to the previous boundary.
+    the provider's cached prefix valid up to the previous boundary (where the cache is read
+    only at marks, nothing of it survives a jump, so every jump re-cuts: `rebase_boundary`).
     """
 
     boundary: int
