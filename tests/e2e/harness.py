@@ -107,10 +107,16 @@ def provision_config_dir(folder: Path) -> None:
 
 
 def opencode_config(
-    base_url: str, *, auto_compaction: bool, context_limit: int, output_limit: int, cost: dict[str, float] | None = None
+    base_url: str,
+    *,
+    auto_compaction: bool,
+    context_limit: int,
+    output_limit: int,
+    cost: dict[str, float] | None = None,
+    model_id: str = "fake",
 ) -> dict[str, Any]:
-    """The project's opencode.json: provider `fake` at the fake model (with `cost`, its prices per
-    million tokens, when given), every permission allowed."""
+    """The project's opencode.json: provider `fake` at the fake model `model_id` (with `cost`, its
+    prices per million tokens, when given), every permission allowed."""
     model: dict[str, Any] = {"name": "Fake", "limit": {"context": context_limit, "output": output_limit}}
     if cost:
         model["cost"] = cost
@@ -121,10 +127,10 @@ def opencode_config(
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "Fake",
                 "options": {"baseURL": base_url, "apiKey": "x"},
-                "models": {"fake": model},
+                "models": {model_id: model},
             }
         },
-        "model": "fake/fake",
+        "model": f"fake/{model_id}",
         "compaction": {"auto": auto_compaction},
         "permission": {"external_directory": "allow", "edit": "allow", "bash": "allow"},
     }
@@ -262,6 +268,7 @@ def make_project(
     git: bool = True,
     env: dict[str, str] | None = None,
     cost: dict[str, float] | None = None,
+    model_id: str = "fake",
 ) -> Project:
     """Create `base/name` (copied from `copy_from`, plus `files`) wired to `llm`, with its own HOME.
 
@@ -277,7 +284,12 @@ def make_project(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     config = opencode_config(
-        llm.base_url, auto_compaction=auto_compaction, context_limit=context_limit, output_limit=output_limit, cost=cost
+        llm.base_url,
+        auto_compaction=auto_compaction,
+        context_limit=context_limit,
+        output_limit=output_limit,
+        cost=cost,
+        model_id=model_id,
     )
     (root / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
     for folder in (root / ".opencode", home / ".config" / "opencode", home / "managed"):
