@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from deepmem.cli import main
-from deepmem.config import load_config, memory_dir
+from deepmem.config import config_problem, load_config, load_prices, memory_dir
+from deepmem.prices import FAMILIES
 
 from .test_bridge import Bridge, django_messages, steps_of
 
@@ -74,3 +76,17 @@ def test_the_bridge_reports_a_bad_setting_once_and_keeps_working_on_defaults(tmp
         assert bridge.close() == 0
     log = (memory_dir(tmp_path) / "logs" / "bridge.log").read_text()
     assert log.count("batch_steps must be") == 1
+
+
+def test_cost_cache_reads_override_the_familys_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cache_reads` says where the provider reads a cached prefix up to, over the family's way."""
+    anthropic, openai = FAMILIES["anthropic"], FAMILIES["openai"]
+    assert load_prices(tmp_path, anthropic) == anthropic
+    monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "prefix")
+    assert load_prices(tmp_path, anthropic) == msgspec.structs.replace(anthropic, cached_at_marks=False)
+    monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "marks")
+    monkeypatch.setenv("DEEPMEM_COST_INPUT", "2.0")
+    priced = load_prices(tmp_path, openai)
+    assert priced.cached_at_marks and priced.input == 2.0
+    monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "sometimes")
+    assert "cache_reads" in config_problem(tmp_path)
