@@ -89,7 +89,6 @@ class CopiedLines:
         self.digests.append(digest)
         self.copied.append(frozenset(copied))
 
-
     def kept(self, start: int, end: int) -> tuple[frozenset[str], ...]:
         """For the messages start…end−1 (one batch), the lines each copied that no later one of
         them copies again: a line pasted into script after script stays in the newest only."""

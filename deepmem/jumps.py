@@ -136,6 +136,11 @@ def request_tokens(sizes: Sizes, step: int, boundary: int) -> int:
     return sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary]
 
 
+def rewritten_tokens(sizes: Sizes, step: int, boundary: int, target: int) -> int:
+    """Tokens request `step` writes from the first newly cut part on when it jumps from `boundary` to `target`."""
+    return sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
+
+
 def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
     """What request `step` costs more (write-price units) when it jumps from `boundary` to `target`.
 
@@ -144,7 +149,7 @@ def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: Pr
     it, the previous request is read from the cache and only the newest step is written.
     """
     read = prices.read
-    rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
+    rewritten = rewritten_tokens(sizes, step, boundary, target)
     kept = read * (sizes.tokens[step - 1] - sizes.tokens[boundary]) + sizes.tokens[step] - sizes.tokens[step - 1]
     unmarked = (1.0 - read) * sizes.probed[boundary] if prices.cached_at_marks else 0.0
     return rewritten - kept + unmarked
@@ -180,7 +185,7 @@ def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: Price
         return float(request_tokens(sizes, step, target))
     if target == boundary:
         return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
-    rewritten = sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
+    rewritten = rewritten_tokens(sizes, step, boundary, target)
     return (1.0 if prices.cached_at_marks else read) * sizes.probed[boundary] + rewritten
 
 

@@ -684,14 +684,14 @@ def plan_history(
         )
         done.add(index, messages[index], keys[index], outcome)
     CACHES.histories.put(history, done)
-    totals = done.totals[-1] if done.totals else {}
-    saved = sum(counts[4] - counts[5] for counts in totals.values())
+    stats = {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()}
+    saved = sum(kind.tokens_before - kind.tokens_after for kind in stats.values())
     return Plan(
         shape,
         tier or batches[shape.boundary].tier,
         list(done.edits),
         list(done.originals),
-        {kind: KindStats(*counts) for kind, counts in totals.items()},
+        stats,
         failures=done.failures[-1] if done.failures else 0,
         tail_parts=nudge_parts(messages, shape, done.message_tokens, done.signals, settings, prices.read * saved),
         message_tokens=list(done.message_tokens),

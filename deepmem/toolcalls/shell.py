@@ -161,16 +161,8 @@ def shell_tokens(line: str) -> list[str]:
     A line without escapes or comments, whose quotes all close, is split by one pattern and
     its quotes taken off (the same tokens, several times faster); any other goes through `shlex`.
     """
-    if not LEXED.search(line):
-        tokens, end = [], 0
-        for match in PLAIN_TOKEN.finditer(line):
-            if line[end : match.start()].strip(SHELL_SPACE):
-                break
-            tokens.append(UNQUOTED.sub(r"\1\2", match.group()))
-            end = match.end()
-        else:
-            if not line[end:].strip(SHELL_SPACE):
-                return tokens
+    if not LEXED.search(line) and not PLAIN_TOKEN.sub("", line).strip(SHELL_SPACE):
+        return [UNQUOTED.sub(r"\1\2", token) for token in PLAIN_TOKEN.findall(line)]
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     return list(lexer)
