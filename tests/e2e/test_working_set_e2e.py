@@ -180,7 +180,7 @@ def prefix_stability(llm: FakeLLM) -> float:
 
 
 def run_both(opencode_project, script: list[dict], env: dict[str, str], **options):
-    """The script played without the plugin, then with it (`deepmem init`); both projects."""
+    """The script played without the plugin, then with it (`deepmem init`): both projects, and the run with it."""
     plain = opencode_project(script, files=FILES, **options)
     assert plain.run(PROMPT).ok
     project = opencode_project(script, files=FILES, env=env, **options)
@@ -191,12 +191,12 @@ def run_both(opencode_project, script: list[dict], env: dict[str, str], **option
     run = project.run(PROMPT)
     assert run.ok, run.stderr[-3000:]
     assert project.llm.steps_played() == len(script)
-    return plain, project
+    return plain, project, run
 
 
 def test_each_edit_sees_the_lines_it_quotes_and_the_session_costs_half(opencode_project) -> None:
     script = session_script()
-    plain, project = run_both(opencode_project, script, ENGINE_ENV, context_limit=CONTEXT_LIMIT)
+    plain, project, _ = run_both(opencode_project, script, ENGINE_ENV, context_limit=CONTEXT_LIMIT)
     llm = project.llm
     edits = [(index, step["args"]["oldString"]) for index, step in enumerate(script) if step.get("tool") == "edit"]
     requests = {request.step: request for request in llm.agent_requests()}
