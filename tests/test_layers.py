@@ -16,7 +16,7 @@ What a tool call touches (`toolcalls/`) and how decisions are phrased (`phrasing
 core: compressors, extractors and the transform all ask them. Imports are read from the
 source (AST), `if TYPE_CHECKING:` blocks and imports inside functions included; the
 bridge's lazy features (`importlib` by module name) are not imports and are not checked.
-The same table is in the README's layout section.
+The same table is in docs/architecture.md.
 """
 
 from __future__ import annotations
