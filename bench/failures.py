@@ -14,20 +14,22 @@ import argparse
 import logging
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.corpus import session_paths
 from deepmem.compressors import capture_compressors, compressors_for
 from deepmem.copied import copied_lines
 from deepmem.facts import FactsBuilder
-from deepmem.pipeline import message_digest, outcome_for, sizes
+from deepmem.pipeline import outcome_for, sizes
 from deepmem.sessionio import read_session
 from deepmem.types import TIERS, Context, Facts, Message, Part, Settings
 
@@ -123,18 +125,54 @@ def scanned_parts(message: Message) -> Iterator[Part]:
             yield part
 
 
-def contexts(
-    step: int, last: int, so_far: Facts, whole: Facts, copied: frozenset[str], settings: Settings
-) -> Iterator[tuple[str, Context]]:
-    """(label, Context) for every way the pipeline may see a part of this step: captured, then old at each tier."""
-    yield "capture", Context(0, step, "low", settings, Facts(), captured=True, copied=copied)
-    for tier in TIERS:
-        for label, facts, boundary in (
-            ("no facts", Facts(), step),
-            ("so far", so_far, step),
-            ("whole", whole, last),
-        ):
-            yield f"{tier}, {label}", Context(boundary - step, step, tier, settings, facts, copied=copied)
+class Seen(NamedTuple):
+    """A scanned part of a session and what the pipeline may know around it."""
+
+    place: str
+    """Corpus folder, session file and part id."""
+    part: Part
+    step: int
+    last: int
+    """The session's last step."""
+    so_far: Facts
+    """The facts of the history up to the part's message."""
+    whole: Facts
+    """The facts of the whole session."""
+    copied: frozenset[str]
+    """The lines the part's message copied from earlier outputs."""
+
+    def contexts(self, settings: Settings) -> Iterator[tuple[str, Context]]:
+        """(label, Context) for every way the pipeline may see the part: captured, then old at each tier."""
+        yield "capture", Context(0, self.step, "low", settings, Facts(), captured=True, copied=self.copied)
+        for tier in TIERS:
+            for label, facts, boundary in (
+                ("no facts", Facts(), self.step),
+                ("so far", self.so_far, self.step),
+                ("whole", self.whole, self.last),
+            ):
+                yield (
+                    f"{tier}, {label}",
+                    Context(boundary - self.step, self.step, tier, settings, facts, copied=self.copied),
+                )
+
+
+def seen_parts(path: Path, wanted: Callable[[Part], bool] = lambda part: True) -> Iterator[Seen]:
+    """The scanned parts of one session file (those `wanted`), in order, with their facts."""
+    messages = read_session(str(path)).messages
+    copied = copied_lines(messages, [None] * len(messages), None).copied
+    whole = FactsBuilder()
+    for message in messages:
+        whole.add(message)
+    facts, builder = whole.snapshot(), FactsBuilder()
+    for index, message in enumerate(messages):
+        builder.add(message)
+        parts = [part for part in scanned_parts(message) if wanted(part)]
+        if not parts:
+            continue
+        so_far = builder.snapshot()
+        for part in parts:
+            place = f"{path.parent.name}/{path.name} {part.get('id')}"
+            yield Seen(place, part, builder.step, whole.step, so_far, facts, copied[index])
 
 
 def names_for(part: Part, ctx: Context) -> tuple[str, ...]:
@@ -144,33 +182,20 @@ def names_for(part: Part, ctx: Context) -> tuple[str, ...]:
 
 def scan_session(path: Path, tally: Tally, log: FailureLog, settings: Settings) -> None:
     """Run every scanned part of one session in every context, counting what fails."""
-    messages = read_session(str(path)).messages
-    copied = copied_lines(messages, [message_digest(message) for message in messages], None).copied
-    whole_builder = FactsBuilder()
-    for message in messages:
-        whole_builder.add(message)
-    whole, last = whole_builder.snapshot(), whole_builder.step
-    builder = FactsBuilder()
     tally.sessions += 1
-    for index, message in enumerate(messages):
-        builder.add(message)
-        parts = list(scanned_parts(message))
-        if not parts:
-            continue
-        so_far = builder.snapshot()
-        for part in parts:
-            tally.parts += 1
-            before = sizes(part)
-            for label, ctx in contexts(builder.step, last, so_far, whole, copied[index], settings):
-                log.caught.clear()
-                outcome_for(part, ctx, names_for(part, ctx), before)
-                tally.runs += 1
-                tally.add(log.caught, f"{path.name} {part.get('id')} ({part.get('tool')}, {label})")
+    for seen in seen_parts(path):
+        tally.parts += 1
+        before = sizes(seen.part)
+        for label, ctx in seen.contexts(settings):
+            log.caught.clear()
+            outcome_for(seen.part, ctx, names_for(seen.part, ctx), before)
+            tally.runs += 1
+            tally.add(log.caught, f"{seen.place} ({seen.part.get('tool')}, {label})")
 
 
 def scan_corpus(folder: Path, every: int, limit: int | None, settings: Settings) -> Tally:
     """Scan every `every`-th session of a corpus folder (the first `limit` of those)."""
-    paths = sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")[::every][:limit]
+    paths = session_paths(folder)[::every][:limit]
     tally = Tally()
     with failures_logged() as log:
         for path in paths:

@@ -5,7 +5,7 @@ The outputs are a fixed sample of the shared corpora and the OpenCode fixtures: 
 corpus, `PER_KIND` outputs of each kind (tool, output kind, status, JSON-looking or not),
 the ones whose place hashes lowest, so the sample is spread over the sessions and the same
 at every run. Each is run captured and old at every tier with no facts, the facts of the
-history up to it and those of its whole session (`bench.failures.contexts`), whole and
+history up to it and those of its whole session (`bench.failures.Seen.contexts`), whole and
 (by hypothesis, derandomized) cut off at any point, as a tool's own truncation leaves it.
 """
 
@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.failures import CORPORA, contexts, names_for, scanned_parts
+from bench.corpus import session_paths
+from bench.failures import CORPORA, Seen, names_for, scanned_parts, seen_parts
 from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY, is_json_array, route_keys
-from deepmem.copied import copied_lines
-from deepmem.facts import FactsBuilder
 from deepmem.markers import marker_keys, shown_key
 from deepmem.pipeline import outcome_for, sizes
 from deepmem.restore import restore_messages
@@ -42,32 +40,11 @@ CUT_MARKER = re.compile(r"\[… [^\[\]\n]*? · ccr:([0-9a-f]{16,32}) · deep_exp
 """Any marker naming a CCR key (`deepmem.markers.marker` and `removal_marker`)."""
 
 
-class Sample(NamedTuple):
-    """One real tool part and what the pipeline may know around it."""
-
-    place: str
-    part: Part
-    step: int
-    last: int
-    so_far: Facts
-    whole: Facts
-    copied: frozenset[str]
-
-    def contexts(self) -> list[tuple[str, Context]]:
-        """Every (label, Context) the part is run in."""
-        return list(contexts(self.step, self.last, self.so_far, self.whole, self.copied, Settings()))
-
-
 def output_kind(part: Part) -> tuple[str, str, str, bool]:
     """What tells outputs apart for the sample: tool, output kind, status, JSON-looking."""
     status = str((part.get("state") or {}).get("status"))
     looks_json = bool(main_text(part)) and is_json_array(part, Context(0, 0, "low", Settings(), Facts()))
     return str(part.get("tool")), tool_kind(part), status, looks_json
-
-
-def session_paths(folder: Path) -> list[Path]:
-    """The session files of a corpus folder, by name."""
-    return sorted(path for path in folder.glob("*.json") if path.name != "manifest.json")
 
 
 def chosen_parts(folder: Path) -> dict[Path, set[str]]:
@@ -88,29 +65,14 @@ def chosen_parts(folder: Path) -> dict[Path, set[str]]:
     return chosen
 
 
-def session_samples(path: Path, ids: set[str]) -> Iterator[Sample]:
-    """The chosen parts of one session, each with the facts up to it and of the whole session."""
-    messages = read_session(str(path)).messages
-    copied = copied_lines(messages, [None] * len(messages), None).copied
-    builder, found = FactsBuilder(), []
-    for index, message in enumerate(messages):
-        builder.add(message)
-        parts = [part for part in scanned_parts(message) if str(part.get("id")) in ids]
-        so_far = builder.snapshot() if parts else Facts()
-        found += [(part, builder.step, so_far, copied[index]) for part in parts]
-    whole = builder.snapshot()
-    for part, step, so_far, lines in found:
-        yield Sample(f"{path.parent.name}/{path.name} {part.get('id')}", part, step, builder.step, so_far, whole, lines)
-
-
 @cache
-def samples() -> tuple[Sample, ...]:
+def samples() -> tuple[Seen, ...]:
     """The whole sample, corpus by corpus."""
     return tuple(
-        sample
+        seen
         for folder in CORPORA
         for path, ids in sorted(chosen_parts(folder).items())
-        for sample in session_samples(path, ids)
+        for seen in seen_parts(path, lambda part, ids=ids: str(part.get("id")) in ids)
     )
 
 
@@ -145,13 +107,15 @@ def check_result(before: Part, result: Result) -> None:
     named = set(marker_keys(orjson.dumps(after).decode())) - set(marker_keys(orjson.dumps(before).decode()))
     assert named <= stored.keys(), named - stored.keys()
     assert restores_text(main_text(before) or "", main_text(after) or "", stored)
-    assert restores_value((before.get("state") or {}).get("input"), (after.get("state") or {}).get("input"), stored)
+    assert restores_value(
+        (before.get("state") or {}).get("input"), (after.get("state") or {}).get("input"), stored
+    )
 
 
-def run_everywhere(sample: Sample, part: Part) -> None:
+def run_everywhere(sample: Seen, part: Part) -> None:
     """Run the part's compressors in each context, one by one and as the pipeline does."""
     message = {"info": {"id": "msg_x", "role": "assistant"}, "parts": [part]}
-    for label, ctx in sample.contexts():
+    for label, ctx in sample.contexts(Settings()):
         current = part
         for name in names_for(part, ctx):
             try:
@@ -174,7 +138,12 @@ def test_the_sample_holds_every_kind_of_every_corpus() -> None:
     """Each corpus is sampled, and the parts meet every route a tool output can take."""
     chosen = samples()
     assert {sample.place.split("/")[0] for sample in chosen} == {folder.name for folder in CORPORA}
-    routes = {key for sample in chosen for _, ctx in sample.contexts()[1:] for key in route_keys(sample.part, ctx)}
+    routes = {
+        key
+        for sample in chosen
+        for _, ctx in list(sample.contexts(Settings()))[1:]
+        for key in route_keys(sample.part, ctx)
+    }
     assert routes >= {"read", "stale-read", "working", "search", "json", "command", "task", "skill"}
     assert routes >= {"tool:error", "duplicate", "input"}
 
