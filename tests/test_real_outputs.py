@@ -3,8 +3,8 @@ and every cut comes back exactly from the originals its result carries.
 
 The outputs are a fixed sample of the shared corpora and the OpenCode fixtures: from each
 corpus, `PER_KIND` outputs of each kind (tool, output kind, status, JSON-looking or not),
-the ones whose place hashes lowest, so the sample is spread over the sessions and the same
-at every run. Each is run captured and old at every tier with no facts, the facts of the
+chosen by hash: the same at every run, and from few sessions, so that few need their facts
+folded. Each is run captured and old at every tier with no facts, the facts of the
 history up to it and those of its whole session (`bench.failures.Seen.contexts`), whole and
 (by hypothesis, derandomized) cut off at any point, as a tool's own truncation leaves it.
 """
@@ -49,7 +49,7 @@ def output_kind(part: Part) -> tuple[str, str, str, bool]:
 
 def chosen_parts(folder: Path) -> dict[Path, set[str]]:
     """Session file → ids of its parts in the sample: per kind, the first `PER_KIND` by the hash of
-    their session, then of their id (few sessions hold them all, so few need their facts folded)."""
+    their session, then of their id."""
     candidates: dict[tuple[str, str, str, bool], list[tuple[int, int, Path, str]]] = {}
     for path in session_paths(folder):
         session = xxhash.xxh3_64_intdigest(path.name.encode())
