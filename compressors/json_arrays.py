@@ -1,8 +1,8 @@
 """JSON arrays: head items, the distinct middle items, tail items; nested arrays over 30 too.
 
 The result stays valid JSON: each cut becomes one marker string inside the array.
-Output that looks like a JSON array but does not parse raises CompressorError, so the
-pipeline counts it and the next compressor of the route handles the text.
+Output that looks like a JSON array but does not parse (an array cut off, one array per
+line as `jq -c` prints) is left to the next compressor of the route, which cuts it as text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import orjson
 from deepmem.markers import marker
 from deepmem.text.fields import main_text, with_main_text
 from deepmem.text.lines import worth_cutting
-from deepmem.types import CompressorError, Context, Original, Part, Result, Tier, cache_key
+from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "json_arrays"
 TOOLS: tuple[str, ...] = ()
@@ -26,6 +26,9 @@ WRAPPED = re.compile(r"\A(.*?<output>\s*)(\[.*?)(\s*</output>\s*)\Z", re.DOTALL)
 BARE = re.compile(r"\A(\s*)(\[.*?)(\s*)\Z", re.DOTALL)
 OPENING = re.compile(r"<output>\s*\[")
 LOOKS_LIKE_ARRAY = re.compile(r'\[\s*(?:[{\["\]]|-?\d+(?:\.\d+)?\s*[,\]]|true\b|false\b|null\b)')
+DEPTH_LIMIT = 100
+"""Values nested deeper are left as they are: crushing walks them recursively and orjson writes
+at most 254 levels back (JSON that deep is a curiosity, not data an agent reads)."""
 KEEP: dict[Tier, tuple[int, int, int]] = {"low": (5, 3, 6), "medium": (4, 2, 4), "high": (3, 1, 2)}
 """Per tier: (head items, tail items, distinct middle items)."""
 
@@ -40,6 +43,18 @@ def json_body(text: str) -> tuple[str, str, str] | None:
     if match is None or not LOOKS_LIKE_ARRAY.match(match.group(2)):
         return None
     return match.group(1), match.group(2), match.group(3)
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """True when arrays or objects nest more than `limit` levels deep (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def shape(item: Any) -> Any:
@@ -79,7 +94,7 @@ def crush(value: Any, keep: tuple[int, int, int], key: str) -> tuple[Any, int]:
 
 
 def compress(part: Part, ctx: Context) -> Result | None:
-    """Crush the arrays of a JSON output; raise CompressorError on a truncated array."""
+    """Crush the arrays of a JSON output; None when it is not one (it does not parse)."""
     text = main_text(part)
     found = json_body(text) if text else None
     if found is None:
@@ -87,8 +102,10 @@ def compress(part: Part, ctx: Context) -> Result | None:
     before, body, after = found
     try:
         value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise CompressorError(f"output looks like a JSON array but does not parse: {exc}") from None
+    except orjson.JSONDecodeError:
+        return None
+    if nested_deeper(value, DEPTH_LIMIT):
+        return None
     key = cache_key(text, NAME)
     crushed, cut = crush(value, KEEP[ctx.tier], key)
     if not cut:

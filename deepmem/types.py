@@ -40,10 +40,6 @@ class ConfigError(DeepmemError):
     """A configuration file or variable has a bad value."""
 
 
-class CompressorError(DeepmemError):
-    """A compressor failed on one part; the pipeline logs it and passes the part through."""
-
-
 # Typed views: only the fields we read. msgspec ignores unknown fields while validating.
 
 
