@@ -1,8 +1,11 @@
 """Capture-time trimming: a new output over its cap is cut to fit, once and for all (a new
 long shell command is trimmed next to it by `long_inputs`).
 
-File views have `capture_cap_tokens`: the agent quotes their lines in the edits that
-follow. Every other output (searches, test runs, installs, scripts' prints) has the smaller
+File views have `capture_cap_tokens`, by default as much as the views kept whole may take
+together (`deepmem.history.whole_view_tokens`): the agent quotes their lines in the edits
+that follow, so a view is cut later, once its file is no longer worked on, not before
+the agent has used it. Every other output (searches, test runs, installs, scripts' prints)
+has the smaller
 `capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
 matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
 whereas cutting it later at a jump rewrites the requests after it. A pure function of the
@@ -11,6 +14,7 @@ part and the caps, so every later step trims it identically.
 
 from __future__ import annotations
 
+from deepmem.history import whole_view_tokens
 from deepmem.markers import gap_marker
 from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
@@ -30,10 +34,17 @@ VIEW_KINDS = ("read",)
 measured too: trimming them at the smaller cap cost no quoted line on either corpus)."""
 
 
-def cap_for(part: Part, ctx: Context) -> int:
-    """The token cap of a new output: file views keep more than any other output."""
+def is_text_view(part: Part, text: str) -> bool:
+    """A file view of lines an edit can quote: not binary, not minified (no line over `LINE_CHARS`)."""
+    return tool_kind(part) in VIEW_KINDS and "\x00" not in text and max(map(len, text.split("\n"))) <= LINE_CHARS
+
+
+def cap_for(part: Part, text: str, ctx: Context) -> int:
+    """The token cap of a new output: views of text files keep more than any other output."""
     settings = ctx.settings
-    return settings.capture_cap_tokens if tool_kind(part) in VIEW_KINDS else settings.capture_command_cap_tokens
+    if not is_text_view(part, text):
+        return settings.capture_command_cap_tokens
+    return settings.capture_cap_tokens or whole_view_tokens(settings)
 
 
 def lines_within(lengths: list[int], limit: int, line_chars: int) -> int:
@@ -49,9 +60,8 @@ def lines_within(lengths: list[int], limit: int, line_chars: int) -> int:
 def compress(part: Part, ctx: Context) -> Result | None:
     """Keep ~40% of the cap from the head, ~30% from the tail and ~20% of key lines."""
     text = main_text(part)
-    cap = cap_for(part, ctx)
     tokens = estimate_tokens(text) if text else 0
-    if tokens <= cap:
+    if tokens <= (cap := cap_for(part, text, ctx)):
         return None
     lines = text.split("\n")
     lengths = [len(line) for line in lines]

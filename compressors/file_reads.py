@@ -25,7 +25,8 @@ BUDGETS = by_tier(
     Budget(head=3, tail=1, key=6, line_chars=160),
     Budget(head=3, tail=1, key=4, line_chars=120),
 )
-NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t)")
+NUMBERED = re.compile(r"^\s*(\d+)(?::\s|:$|\t|→)")
+"""A line number as OpenCode (`12: `), `cat -n`/`nl` (`12<tab>`) or Claude Code (`   12→`) print it."""
 CONTENT_START = frozenset({"<content>", "<output>"})
 
 

@@ -1,13 +1,17 @@
 """Working-set outputs: what the agent is still working on keeps its text, or far more of it.
 
-A working-set output (see `deepmem.working_set`) up to `WHOLE_TOKENS` stays whole at
-every tier; a larger one keeps as many head lines as fit in `HEAD_TOKENS`, its key lines
+A view of a file being worked on (`Facts.whole_views`) stays whole at every tier, as the
+agent first saw it (a view over the capture cap keeps its capture-time trim, so it reads
+the same young and old). Any
+other working-set output (see `deepmem.working_set`) up to `WHOLE_TOKENS` stays whole; a
+larger one keeps as many head lines as fit in `HEAD_TOKENS`, its key lines
 (definitions and lines named by errors for a read; errors and failing tests for a
 command) and its tail.
 """
 
 from __future__ import annotations
 
+from deepmem.compressors import capture
 from deepmem.compressors.file_reads import key_lines
 from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
@@ -41,6 +45,8 @@ def head_within(lines: list[str], tokens: int) -> int:
 def compress(part: Part, ctx: Context) -> Result | None:
     """Keep a working-set output whole up to its size, else a long head, key lines, tail."""
     text = main_text(part)
+    if str(part.get("id", "")) in ctx.facts.whole_views:
+        return capture.compress(part, ctx)
     if not text or estimate_tokens(text) <= WHOLE_TOKENS:
         return None
     budget = Budget(head=head_within(text.split("\n"), HEAD_TOKENS), tail=TAIL_LINES, key=KEY_LINES, line_chars=LINE_CHARS)

@@ -40,13 +40,13 @@ def named_lines(text: str) -> frozenset[tuple[str, int]]:
 class FactsBuilder:
     """Facts folded message by message, so the facts at every boundary come from one pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, working: WorkingSetBuilder | None = None) -> None:
         self.step = 0
         self.edited: dict[str, int] = {}
         self.lines: set[tuple[str, int]] = set()
         self.part_ids: dict[str, list[str]] = {}
         self.newer: dict[str, str] = {}
-        self.working = WorkingSetBuilder()
+        self.working = working or WorkingSetBuilder()
         self.texts: dict[str, str] = {}
         """Files written whole so far (path → text), so a command that runs one is followed."""
         self.messages = 0
@@ -56,6 +56,7 @@ class FactsBuilder:
         index, self.messages = self.messages, self.messages + 1
         if message["info"]["role"] == "assistant":
             self.step += 1
+            self.working.step = self.step
         else:
             self.working.add_named(user_text(message))
         for part in message["parts"]:
@@ -90,5 +91,51 @@ class FactsBuilder:
             newer_call=dict(self.newer),
             edit_steps=by_file_name(self.edited.items()),
             working_set=self.working.snapshot(),
+            whole_views=self.working.whole,
         )
 
+
+
+class WholeViews:
+    """For the schedule: per step k, the tokens of the file views a boundary at k keeps whole
+    (`deepmem.working_set`), what a jump there leaves in place. Whole-ness is read `ahead`
+    steps later, at the step that jumps to k. Folded message by message, and extended while
+    later histories start with the same messages."""
+
+    def __init__(self, working: WorkingSetBuilder, view_cap: int, ahead: int) -> None:
+        self.facts = FactsBuilder(working)
+        self.view_cap, self.ahead = view_cap, ahead
+        self.digests: list[bytes | None] = []
+        self.steps: list[int] = []
+        self.closed: list[tuple[tuple[int, int], ...]] = []
+        """Per step before the newest folded one: (view step, tokens) of each view kept whole
+        once its messages were all in."""
+
+    def matches(self, digests: list[bytes | None]) -> bool:
+        """Whether this fold is a prefix of a history with these message digests."""
+        return None not in self.digests and digests[: len(self.digests)] == self.digests
+
+    def fold(self, message: Message, digest: bytes | None, step: int) -> None:
+        """Add one message of step `step` (steps never decrease)."""
+        while len(self.closed) < step:
+            self.closed.append(self.views())
+        self.facts.add(message)
+        self.digests.append(digest)
+        self.steps.append(step)
+
+    def views(self) -> tuple[tuple[int, int], ...]:
+        """(step, tokens up to the view cap) of each view kept whole as of the messages folded so far."""
+        working = self.facts.working
+        working.snapshot()
+        return tuple(
+            (self.steps[working.where[part_id]], min(working.view_tokens(part_id, working.outputs[part_id]), self.view_cap))
+            for part_id in sorted(working.whole)
+        )
+
+    def per_step(self, steps: int) -> list[int]:
+        """Per step k = 0…steps: tokens of the views of steps ≤ k kept whole by the jump to k."""
+        seen = [*self.closed, self.views()]
+        return [
+            sum(tokens for step, tokens in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
+            for k in range(steps + 1)
+        ]

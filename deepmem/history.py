@@ -113,6 +113,16 @@ def history_tokens(messages: list[Message]) -> int:
     )
 
 
+WHOLE_VIEWS_SHARE = 4
+"""File views kept whole take at most this fraction (1/N) of the context window together."""
+
+
+def whole_view_tokens(settings: Settings) -> int:
+    """Tokens the file views kept whole may take together (`deepmem.working_set`): a share of
+    the window, or when it is unknown, of the history size at which pressure is highest."""
+    return (settings.context_window or settings.tier_high_tokens) // WHOLE_VIEWS_SHARE
+
+
 def tier_for(tokens: int, settings: Settings) -> Tier:
     """The pressure tier for a history size, thresholds lowered for small context windows."""
     medium, high = settings.tier_medium_tokens, settings.tier_high_tokens

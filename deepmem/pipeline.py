@@ -29,8 +29,16 @@ import xxhash
 
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
 from deepmem.copied import CopiedLines, copied_lines
-from deepmem.facts import FactsBuilder
-from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_for, visible_text
+from deepmem.facts import FactsBuilder, WholeViews
+from deepmem.history import (
+    Layout,
+    is_user_typed,
+    layout,
+    message_steps,
+    tier_for,
+    visible_text,
+    whole_view_tokens,
+)
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
@@ -38,6 +46,7 @@ from deepmem.prices import PriceModel, family_of_messages
 from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
+from deepmem.working_set import WorkingSetBuilder, hot_steps
 
 log = logging.getLogger("deepmem.pipeline")
 
@@ -109,13 +118,15 @@ class Caches:
         """Probed tokens (what a message would keep once old) by (digest, tier, settings)."""
         self.copied = LRU(64)
         """CopiedLines by the digest of the first message: one per live history."""
+        self.whole = LRU(64)
+        """WholeViews by (digest of the first message, settings, prices): one per live history."""
         self.parts = LRU(65_536)
         """Outcome of a part whose compressors read no facts, by (message digest, part index,
         compressors, tier, settings, copied lines): the probe and the plan share it."""
 
     def all(self) -> tuple[LRU, ...]:
         """Each memo."""
-        return (self.messages, self.sizes, self.batches, self.histories, self.probes, self.copied, self.parts)
+        return (self.messages, self.sizes, self.batches, self.histories, self.probes, self.copied, self.whole, self.parts)
 
     def __len__(self) -> int:
         """How many entries all memos keep."""
@@ -293,22 +304,37 @@ def freeze_batches(
 
     def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
+        ahead, read = FactsBuilder(working_set_builder(settings, prices)), 0
         sizes = MessageTokens(messages, digests, shape.message_steps, settings)
         releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices.read)
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
+            jumped = jump_end(shape.message_steps, boundary + settings.tail_steps, end)
+            for message in messages[read:jumped]:
+                ahead.add(message)
+            read = jumped
+            ahead.working.snapshot()
             facts = builder.snapshot()
+            facts = msgspec.structs.replace(facts, whole_views=ahead.working.whole & facts.working_set)
             if boundary == shape.rebased:
                 releases.forget()
-            releases.release(boundary, done, builder.working.left, facts.working_set)
-            releases.hold(facts.working_set, builder.working.where, 0 if boundary == shape.rebased else done, end)
+            releases.release(boundary, done, ahead.working.left, facts.working_set, facts.whole_views)
+            first = 0 if boundary == shape.rebased else done
+            releases.hold(facts.working_set, facts.whole_views, builder.working.where, first, end)
             done = end
             fingerprint, tokens = stops[boundary]
             batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
         return Frozen(batches, releases.frozen())
 
-    return CACHES.batches.get((stops[shape.boundary][0], shape.jumps, shape.rebased, prices), build)
+    seen = jump_end(shape.message_steps, shape.boundary + settings.tail_steps, shape.first_young)
+    young = xxhash.xxh3_64_intdigest(b"".join(b"?" if digest is None else digest for digest in digests[shape.first_young : seen]))
+    return CACHES.batches.get((stops[shape.boundary][0], young, shape.jumps, shape.rebased, prices), build)
+
+
+def jump_end(message_steps: tuple[int, ...], step: int, start: int) -> int:
+    """Index of the first message after `start` whose step is past `step` (the history's end when none)."""
+    return next((index for index in range(start, len(message_steps)) if message_steps[index] > step), len(message_steps))
 
 
 class MessageTokens:
@@ -598,7 +624,31 @@ def step_sizes(
     probed = [sizes.probe(index) for index in range(len(messages))]
     if cold is None:
         cold = cold_steps(messages, steps, count, prices.ttl_seconds)
-    return Sizes(sizes.totals, running_totals(steps, probed, count), cold)
+    whole = whole_views(messages, digests, steps, settings, prices).per_step(count)
+    old = running_totals(steps, probed, count)
+    return Sizes(sizes.totals, tuple(cut + kept for cut, kept in zip(old, whole, strict=True)), cold)
+
+
+def working_set_builder(settings: Settings, prices: PriceModel) -> WorkingSetBuilder:
+    """The working set as these settings and prices size it."""
+    return WorkingSetBuilder(hot=hot_steps(prices.read), fresh=settings.tail_steps, whole=whole_view_tokens(settings))
+
+
+def whole_views(
+    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+) -> WholeViews:
+    """The views kept whole at each step of this history, extending the fold of its latest plan."""
+    key = (digests[0] if digests else None, settings, prices)
+    known = CACHES.whole.peek(key) if digests and digests[0] is not None else None
+    view_cap = settings.capture_cap_tokens or whole_view_tokens(settings)
+    if known is None or not known.matches(digests):
+        known = WholeViews(working_set_builder(settings, prices), view_cap, settings.tail_steps)
+    folded = known
+    for index in range(len(folded.digests), len(messages)):
+        folded.fold(messages[index], digests[index], steps[index])
+    if key[0] is not None:
+        CACHES.whole.put(key, folded)
+    return folded
 
 
 def probe_tokens(

@@ -82,6 +82,8 @@ class Facts(msgspec.Struct, frozen=True):
     the boundary (by name, so a read finds its edits without scanning them all)."""
     working_set: frozenset[str] = frozenset()
     """Part ids of the outputs the agent is still working on (`deepmem.working_set`)."""
+    whole_views: frozenset[str] = frozenset()
+    """Of those, the file views kept whole: their files are being worked on."""
 
 
 Count = Annotated[int, msgspec.Meta(ge=0)]
@@ -97,7 +99,9 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tier_medium_tokens: Positive = 50_000
     tier_high_tokens: Positive = 150_000
     context_window: Count = 0
-    capture_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 8_000
+    capture_cap_tokens: Count = 0
+    """New file views above this are trimmed when first seen; 0: the budget of the views kept
+    whole (`deepmem.history.whole_view_tokens`, a quarter of the window)."""
     capture_command_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 500
     capture_input_cap_tokens: Annotated[int, msgspec.Meta(ge=100)] = 700
     tool_error_chars: Positive = 100

@@ -17,19 +17,36 @@ file's budget. Compressors keep working-set content whole, or far more of it, at
 tier (`deepmem.compressors.working_outputs`); the rest is cut as before. A view that
 leaves the set after it became old is cut at the first jump where that pays
 (`deepmem.releases`).
+
+Views of the files being worked on stay *whole*, whatever their size. A file is worked on
+once the agent edited it, read it again, or the user or the todo list named it; its views
+stay whole until `hot_steps` steps pass without a touch (a read, an edit, a naming). A file
+read once and not yet edited may be about to be: its view stays whole for the young
+steps' span after the read (`tail_steps`). An agent reads a whole file and copies its
+lines into the edits that follow, often several steps later; a view cut in the middle
+makes such an edit fail and the file be read again. The time comes from the prices, as a
+rent against a purchase: keeping a view costs its tokens at the cache-read price on every
+request, reading it again costs them at the cache-write price once, so after
+`write / read` requests without a touch (13 with Anthropic's prices, 10 with OpenAI's, 4
+with Gemini's) keeping it has cost as much as a re-read would. The views kept whole fit
+together in `deepmem.history.whole_view_tokens`, a share of the context window, the most
+recently touched first. A view that stops being whole is cut like a view that left the
+set (`deepmem.releases`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 
 import orjson
 
+from deepmem.history import whole_view_tokens
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, Touches
-from deepmem.types import Message, Part
+from deepmem.types import Message, Part, Settings
 
 VENDORED = re.compile(
     r"(?:^|/)(?:node_modules|site-packages|dist-packages|vendor|third_party|\.venv|venv|\.tox|"
@@ -39,6 +56,23 @@ VENDORED = re.compile(
 FILE_TOKENS = 2_000
 """A file's views stay in the working set while they fit in this many tokens together
 (`working_outputs.WHOLE_TOKENS`: as much as one output keeps whole)."""
+WHOLE_TOKENS = whole_view_tokens(Settings())
+"""The default budget of the views kept whole (a quarter of the default pressure point)."""
+HOT_STEPS = 13
+"""Steps a view of a file worked on stays whole after the file's last touch, at Anthropic's
+prices (`hot_steps`)."""
+FRESH_STEPS = Settings().tail_steps
+"""Steps a view of a file read once and not yet edited stays whole: the young steps' span."""
+MAX_HOT_STEPS = 50
+"""A cache that reads for free would keep views forever: the rent is capped here."""
+
+
+def hot_steps(read: float) -> int:
+    """Requests after which renting a view at the cache-read price (`read`, a share of the
+    write price) has cost as much as reading it again once."""
+    return MAX_HOT_STEPS if read <= 1 / MAX_HOT_STEPS else math.ceil(1 / read)
+
+
 UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
@@ -72,8 +106,17 @@ def named_files(text: str) -> set[str]:
 class WorkingSetBuilder:
     """Working-set signals folded message by message (one pass serves every boundary)."""
 
-    def __init__(self, file_tokens: int = FILE_TOKENS) -> None:
+    def __init__(
+        self, file_tokens: int = FILE_TOKENS, hot: int = HOT_STEPS, fresh: int = FRESH_STEPS, whole: int = WHOLE_TOKENS
+    ) -> None:
         self.file_tokens = file_tokens
+        self.hot, self.fresh, self.whole_budget = hot, fresh, whole
+        self.step = 0
+        """The latest step folded."""
+        self.touched: dict[str, int] = {}
+        """File name → the last step that read, edited or named a file of that name."""
+        self.whole: frozenset[str] = frozenset()
+        """Part ids of the views kept whole, as of the last snapshot."""
         self.reads: dict[str, list[tuple[tuple[str, int], str, str]]] = {}
         """File name → ((path, first line), part id, output) of each live read of a file of
         that name, oldest first."""
@@ -92,14 +135,20 @@ class WorkingSetBuilder:
         """File names whose views, edits or naming changed since the last snapshot."""
         self.where: dict[str, int] = {}
         """Part id → index of its message in the history, for every view."""
+        self.read_counts: dict[str, int] = {}
+        """File name → how many views of files of that name were read."""
+        self.outputs: dict[str, str] = {}
+        """Part id → output text, for every view."""
         self.left: dict[str, int] = {}
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names."""
-        new = named_files(text) - self.named
+        names = named_files(text)
+        new = names - self.named
         self.named |= new
         self.changed |= new
+        self.touched.update(dict.fromkeys(names, self.step))
 
     def add_read(self, source: tuple[str, int], part_id: str, output: str, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
@@ -107,6 +156,8 @@ class WorkingSetBuilder:
         (sizes are estimated only for files read more than once)."""
         path = source[0]
         self.changed.add(file_name(path))
+        self.touched[file_name(path)] = step
+        self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [(source, part_id, output)], None
         for view in reversed(views):
@@ -134,6 +185,7 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
+        self.touched[file_name(path)] = self.step
 
     def add_part(self, part: Part, signature: str | None, touched: Touches, index: int = 0, step: int = 0) -> None:
         """Fold one tool part of the message at `index`, made at `step` (`signature`: its
@@ -144,8 +196,10 @@ class WorkingSetBuilder:
             self.add_named(orjson.dumps(inputs).decode())
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":
-            self.add_read((touched.reads[0], touched.first_line), part_id, str(state.get("output") or ""), step)
+            output = str(state.get("output") or "")
+            self.add_read((touched.reads[0], touched.first_line), part_id, output, step)
             self.where[part_id] = index
+            self.outputs[part_id] = output
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             if signature in self.last_run:
@@ -173,7 +227,33 @@ class WorkingSetBuilder:
         ids = set(self.repeated.values())
         for views in self.files.values():
             ids |= views
+        self.keep_whole()
         return frozenset(ids)
+
+    def worked_on(self, name: str) -> bool:
+        """Whether files called `name` were edited, named by the user or the todo list, or read again."""
+        return name in self.edited or name in self.named or self.read_counts.get(name, 0) > 1
+
+    def keep_whole(self) -> None:
+        """Choose the views kept whole now, and note when the others stopped being whole: the
+        working-set views of files worked on and touched within the last `hot` steps, or read
+        once within the last `fresh` (about to be edited), newest touch first while they fit."""
+        hot = sorted(
+            (touch, name)
+            for name, touch in self.touched.items()
+            if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
+        )
+        whole: set[str] = set()
+        room = self.whole_budget
+        for _, name in reversed(hot):
+            for part_id in sorted(self.files[name] & self.outputs.keys()):
+                tokens = self.view_tokens(part_id, self.outputs[part_id])
+                if tokens <= room:
+                    room -= tokens
+                    whole.add(part_id)
+        for part_id in self.whole - whole:
+            self.left[part_id] = self.step
+        self.whole = frozenset(whole)
 
 
 def user_text(message: Message) -> str:

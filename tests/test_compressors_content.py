@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from deepmem.compressors import REGISTRY, ROUTES, compressors_for
+from deepmem.history import whole_view_tokens
 from deepmem.markers import marker_keys, shown_key
 from deepmem.text.fields import main_text
 from deepmem.tokens import estimate_tokens
@@ -341,6 +342,10 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
     """A new `cat` of a long file keeps up to the view cap; a build log or a search of the same size the smaller one."""
     text = "\n".join(f"    value_{n} = compute(value_{n - 1}, {n})  # step {n}" for n in range(1_500))
     context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    assert REGISTRY["capture"].compress(tool("bash", text, command="cat src/values.py"), context) is None
+    small_window = Settings(context_window=40_000)
+    assert whole_view_tokens(small_window) < estimate_tokens(text)
+    context = Context(age=0, step=5, tier="low", settings=small_window, facts=Facts(), captured=True)
     view = REGISTRY["capture"].compress(tool("bash", text, command="cat src/values.py"), context)
     log = REGISTRY["capture"].compress(tool("bash", text, command="make"), context)
     search = REGISTRY["capture"].compress(tool("bash", text, command="grep -rn compute src/"), context)
@@ -348,7 +353,7 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
     assert estimate_tokens(main_text(log.part)) <= Settings().capture_command_cap_tokens * 1.25
     assert estimate_tokens(main_text(search.part)) <= Settings().capture_command_cap_tokens * 1.25
     assert estimate_tokens(main_text(view.part)) > 3 * estimate_tokens(main_text(log.part))
-    assert estimate_tokens(main_text(view.part)) <= Settings().capture_cap_tokens * 1.25
+    assert estimate_tokens(main_text(view.part)) <= whole_view_tokens(small_window) * 1.25
 
 
 def test_capture_cuts_a_ten_megabyte_line() -> None:

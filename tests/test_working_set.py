@@ -10,13 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from deepmem.ccr import CCRStore
+from deepmem.compressors.file_reads import file_line_numbers
 from deepmem.facts import FactsBuilder
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.history import message_steps, whole_view_tokens
+from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
+from deepmem.prices import FAMILIES
+from deepmem.restore import restore_messages
 from deepmem.sessionio import read_session
 from deepmem.support import quoted_lines, sed_patterns, step_support
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Settings
-from deepmem.working_set import FILE_TOKENS, is_vendored
+from deepmem.working_set import FILE_TOKENS, WorkingSetBuilder, hot_steps, is_vendored
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SESSIONS = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted(
@@ -197,3 +202,99 @@ def test_a_read_whose_file_was_edited_keeps_its_text() -> None:
     whole = "\n".join(NUMBERED.split("\n")[:100])
     assert first_read_after_plan(read_then(edit, 24)) == whole
     assert first_read_after_plan(read_then(edit, 40)) == whole
+
+
+BIG = "\n".join(f"{n}: value_{n} = compute_value({n}, scale=2)  # keep" for n in range(1, 700))
+"""A whole file read: far over what an output outside the files worked on keeps whole."""
+
+
+def worked_on(later: list[dict], steps: int) -> list[dict]:
+    """A whole-file read at step 1, `later` parts from step 2, filler text up to `steps` steps."""
+    parts = [tool(1, "read", BIG, filePath="/p/app/big.py"), *later]
+    parts += [{"id": f"prt_f{n}", "type": "text", "text": f"step {n}"} for n in range(len(parts) + 1, steps + 1)]
+    return session(parts)
+
+
+def test_hot_steps_weigh_renting_a_view_against_reading_it_again() -> None:
+    assert estimate_tokens(BIG) > 4 * FILE_TOKENS
+    assert [hot_steps(FAMILIES[name].read) for name in ("anthropic", "openai", "gemini")] == [13, 10, 4]
+    assert hot_steps(0.0) == hot_steps(0.001) > 13
+
+
+def test_a_whole_file_read_stays_whole_while_its_file_is_worked_on_then_is_cut() -> None:
+    edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
+    assert first_read_after_plan(worked_on([edit], 14)) == BIG
+    later = first_read_after_plan(worked_on([edit], 60))
+    assert "ccr:" in later and len(later) < len(BIG) / 2
+
+
+def test_a_file_named_by_the_todo_list_keeps_its_view_whole_longer_than_one_read_once() -> None:
+    todo = tool(2, "todowrite", "ok", todos=[{"content": "fix big.py", "status": "pending"}])
+    assert first_read_after_plan(worked_on([todo], 14)) == BIG
+    assert first_read_after_plan(worked_on([], 14)) != BIG
+
+
+def test_views_kept_whole_fit_in_a_share_of_the_window() -> None:
+    messages = worked_on([tool(2, "read", BIG, filePath="/p/app/other.py")], 2)
+    builder = FactsBuilder(WorkingSetBuilder(whole=estimate_tokens(BIG) + 10))
+    for message in messages:
+        builder.add(message)
+    facts = builder.snapshot()
+    assert facts.whole_views == {"prt_0002"} and {"prt_0001", "prt_0002"} <= facts.working_set
+    assert whole_view_tokens(Settings(context_window=200_000)) == 50_000
+
+
+CLAUDE_PREFIXED = "\n".join(f"{n:>6}→func step{n}() error {{ return nil }} // keep" for n in range(1, 700))
+BAD_READS = {
+    "claude-prefixes": [tool(1, "read", CLAUDE_PREFIXED, filePath="/p/app/big.go")],
+    "no-prefixes": [tool(1, "read", BIG.replace(": ", " "), filePath="/p/app/big.py")],
+    "in-pieces": [
+        tool(1, "read", BIG, filePath="/p/app/big.py", offset=1, limit=300),
+        tool(2, "read", BIG, filePath="/p/app/big.py", offset=301, limit=300),
+    ],
+    "two-versions": [
+        tool(1, "read", BIG, filePath="/p/app/big.py"),
+        tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="1: v"),
+        tool(3, "read", BIG.replace("1: value_1", "1: v"), filePath="/p/app/big.py"),
+    ],
+    "minified-one-line": [tool(1, "read", "var a=1;" * 40_000, filePath="/p/app/bundle.min.js")],
+    "binary": [tool(1, "read", "\x00\x01\x7fELF\ufffd" * 30_000, filePath="/p/app/blob.bin")],
+    "edit-quotes-nothing": [
+        tool(1, "read", BIG, filePath="/p/app/big.py"),
+        tool(2, "edit", "no match", filePath="/p/app/big.py", oldString="never printed anywhere at all", newString=""),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_READS))
+def test_odd_reads_are_handled_and_restore_exactly(name: str, tmp_path: Path) -> None:
+    """Reads of every odd shape, at every step of a long session: no failure, the original back."""
+    messages = worked_on(BAD_READS[name], 40)
+    for end in (3, 12, 25, 41):
+        history = messages[:end]
+        plan = plan_transform(history, Settings())
+        assert plan.failures == 0
+        store = CCRStore(tmp_path)
+        store.put_all(plan.originals)
+        assert restore_messages(apply_transform(history, plan), store) == history
+
+
+def test_claude_code_line_prefixes_name_file_lines() -> None:
+    lines = CLAUDE_PREFIXED.split("\n")[:3]
+    assert file_line_numbers(lines, 40) == [1, 2, 3]
+
+
+def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
+    """A jump leaves a whole view in place, so the sizes the schedule weighs keep it while the
+    jump to a boundary (`tail_steps` later) finds it hot."""
+    edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
+    messages = worked_on([edit], 30)
+    steps = message_steps(messages)
+    digests = [message_digest(message) for message in messages]
+    prices = FAMILIES["anthropic"]
+    sizes = step_sizes(messages, digests, steps, Settings(), prices)
+    view = min(estimate_tokens(BIG), whole_view_tokens(Settings()))
+    last = 2 + hot_steps(prices.read) - Settings().tail_steps  # the last boundary whose jump still finds it hot
+    assert sizes.probed[last] >= view > sizes.probed[last + 1]
+    again = step_sizes(messages[:20], digests[:20], steps[:20], Settings(), prices)
+    assert again.probed == sizes.probed[: len(again.probed)]

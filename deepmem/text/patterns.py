@@ -26,8 +26,8 @@ SUMMARY = re.compile(
 DIFF_FILE = re.compile(r"^diff --git ")
 """The header naming each file a diff changes (`git diff` before a commit or a submission)."""
 DEFINITION = re.compile(
-    r"^(?:\s*\d+(?::\s|\t))?\s*(?:@\w|(?:async\s+)?def\s|class\s|function\s|export\s|interface\s|"
-    r"struct\s|enum\s|impl\b|fn\s|pub\s+fn\s|func\s|type\s+\w+\s*=)"
+    r"^(?:\s*\d+(?::\s|\t|→|\|\s))?\s*(?:@\w|(?:async\s+)?def\s|class\s|function\s|export\s|interface\s|"
+    r"struct\s|enum\s|impl\b|fn\s|pub\s+fn\s|func\s|type\s+\w+\s*=|type\s+\w+\s+(?:struct|interface)\b)"
 )
 HEADER = re.compile(r"^\s*#{1,6}\s+\S|^\s*\*\*[^*]+\*\*\s*:?\s*$")
 PATH = re.compile(r"(?:^|[\s`'\"(])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b")
