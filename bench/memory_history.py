@@ -17,8 +17,9 @@ against what the session then does:
   memory search on the first user message name such a file;
 - commands: build, test and lint commands that succeeded in an earlier session and that this
   one runs: the share the start text names;
-- cost: start-text tokens (median), memory tokens per request (stable block plus the
-  whispers so far), and whether the stable block is the same bytes at the session's end.
+- cost: start-text tokens (median); memory tokens per request: memory's part of the stable block
+  plus the whispers the context holds by then (and the same with the resume block); whether the
+  stable block is the same bytes at the session's end.
 
 Claude-entire is also reported as its early and late halves, to see that nothing is fitted to
 one part of the history. Prints a table, writes `bench/results/memory_history.json` and a chart.
@@ -43,6 +44,7 @@ from deepmem.checkpoints.api import compact
 from deepmem.extractors.calls import build_timeline
 from deepmem.extractors.context import PATH
 from deepmem.extractors.files import project_path
+from deepmem.extractors.outcomes import build_command
 from deepmem.history import is_user_typed
 from deepmem.memory import api, inject
 from deepmem.memory.consolidate import NAME
@@ -54,13 +56,6 @@ from deepmem.toolcalls.touches import call_touches
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 RESULTS = Path(__file__).parent / "results"
-BUILD_TOOLS = frozenset("""go cargo make mise npm yarn pnpm just task pytest tox nox ruff mypy flake8 golangci-lint
-    gradle mvn tsc eslint prettier python python3""".split())
-BUILD_WORDS = re.compile(
-    r"\b(?:test|tests|build|lint|fmt|format|vet|check|pytest|tox|nox|ruff|mypy|flake8|golangci-lint|make|"
-    r"cargo|tsc|eslint|prettier|compile)\b")
-"""A build, test or lint command: a build tool's program, with one of these words among its stable words."""
-COMMAND_WORD = re.compile(r"^[\w:.+-]+$")
 TARGETS = {"file_recall": 0.45, "file_precision": 0.40, "start_tokens_median": 1_500,
            "memory_tokens_per_request": 400, "episodes_top3": 0.7, "commands_known": 0.8}
 
@@ -79,24 +74,6 @@ class Seen(msgspec.Struct):
     turns: list[str]
 
 
-def command_key(command: str) -> str:
-    """A shell command's stable words: program and subcommands, without paths, flags or prefixes."""
-    line = command.strip().split("\n", 1)[0]
-    line = re.split(r"&&|;|\|", line)[-1] if line.startswith("cd ") else re.split(r"&&|;|\|", line)[0]
-    words = [word for word in line.split() if "=" not in word or word.startswith("-")]
-    key: list[str] = []
-    for word in words:
-        if word == "-m" and key:
-            key.append(word)
-        elif word.startswith("-") or not COMMAND_WORD.match(word) or ("." in word and word != "..."):
-            break
-        else:
-            key.append(word)
-        if len(key) == 3:
-            break
-    return " ".join(key)
-
-
 def what_it_does(messages: list[dict[str, Any]]) -> Seen:
     """Files (relative to the session's project), changed files, build commands, first request, requests."""
     timeline = build_timeline(messages)
@@ -112,8 +89,8 @@ def what_it_does(messages: list[dict[str, Any]]) -> Seen:
             files |= edits
             changed |= edits
         inputs.append(json.dumps(call.input, ensure_ascii=False))
-        key = command_key(call.command) if call.command else ""
-        if key.split(" ", 1)[0] in BUILD_TOOLS and BUILD_WORDS.search(key):
+        key = build_command(call.command) if call.command else ""
+        if key:
             commands.append((key, not call.failed))
     turns, requests, before = [], [], 0
     for message in messages:
@@ -213,8 +190,9 @@ def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: 
     record["commands_known"] = sum(key in start for key in worked)
     whispers = [estimate_tokens(first) if first else 0]
     whispers += [estimate_tokens(text) if (text := whisper(root, turn, now)) else 0 for turn in seen.turns[1:]]
-    stable_tokens = estimate_tokens(stable)
-    record["memory_tokens"] = sum(stable_tokens + sum(whispers[:count]) for count in seen.requests)
+    memory_block, whole = estimate_tokens(api.stable_block(root)), estimate_tokens(stable)
+    record["memory_tokens"] = sum(memory_block + sum(whispers[:count]) for count in seen.requests)
+    record["block_tokens"] = sum(whole + sum(whispers[:count]) for count in seen.requests)
     record["requests"] = len(seen.requests)
     record["stable_bytes"] = stable
     return record
@@ -261,6 +239,7 @@ def summarise(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
         "commands": total("commands"),
         "start_tokens_median": statistics.median(record["start_tokens"] for record in records) if records else None,
         "memory_tokens_per_request": round(total("memory_tokens") / total("requests"), 1) if total("requests") else None,
+        "with_resume_per_request": round(total("block_tokens") / total("requests"), 1) if total("requests") else None,
         "stable_block_same": ratio(sum(record["stable_same"] for record in records), len(records)),
     }
 

@@ -103,6 +103,12 @@ class Candidate(msgspec.Struct, frozen=True):
         return f"{self.text} (in `{self.path}`)"
 
 
+USER_RULE = re.compile(
+    r"\b(?:always|never(?! mind)|from now on|going forward|we (?:use|prefer|don't|do not|never|always|only)|"
+    r"in this (?:project|repo|repository|codebase)|(?<!you )must|mustn't)\b|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必|"
+    r"我们(?:用|使用|只用|不用)"
+)
+"""What a person says to the agent is a memory only when it states a rule that outlasts the session."""
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
 """A shouted label a harness asks for (`THOUGHT:`), not part of what is said."""
 
@@ -113,8 +119,10 @@ def _own_words(text: str) -> str:
 
 
 def _kind(sentence: str, role: str) -> str | None:
-    """decision, constraint, gotcha (a fix the memory nudge detects), or None."""
+    """decision, constraint, gotcha (a fix the memory nudge detects), or None; a person's words only as a rule."""
     lowered = sentence.lower()
+    if role == "user":
+        return "constraint" if USER_RULE.search(lowered) else None
     if DECISION.search(lowered):
         return "decision"
     constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT

@@ -10,7 +10,15 @@ from deepmem.memory.age import coarse_date, relative_age
 from deepmem.memory.entries import Entry
 from deepmem.tokens import estimate_tokens
 
-STABLE_BUDGET_TOKENS = 1_200
+STABLE_BUDGET_TOKENS = 600
+MAX_COMMANDS = 5
+MAX_HOT_FILES = 8
+MIN_HOT_SESSIONS = 2
+"""A file is hot when recent sessions changed it at least this often."""
+MAX_ROLES = 2
+MAX_RULES = 5
+MAX_DECISIONS = 3
+RULE_CHARS = 200
 WHISPER_BUDGET_TOKENS = 300
 WHISPER_HITS = 3
 WHISPER_MIN_SIMILARITY = 0.5
@@ -33,18 +41,26 @@ def _line(entry: Entry, when: str, chars: int = ENTRY_CHARS) -> str:
     return f"- [{entry.id}]{f' ({notes})' if notes else ''} {text}"
 
 
-def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = STABLE_BUDGET_TOKENS) -> str:
-    """The system-prompt block: constraints, then decisions, as many as fit the budget, then the tool hint.
+def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str]]], rules: list[Entry],
+                decisions: list[Entry], left_out: int = 0, budget: int = STABLE_BUDGET_TOKENS) -> str:
+    """The system-prompt block: the project's commands, its hot files and their roles, its top rules, the tool hint.
 
-    Entries carry the month they were stored, never a relative age: the block must not change with the clock.
+    Each part is capped and the whole stays under the budget; entries carry the month they were stored,
+    never a relative age: the block must not change with the clock.
     """
     used = estimate_tokens(TOOL_HINT) + 40
     sections: list[str] = []
-    left_out = 0
-    for title, group in (("Constraints (always respect):", constraints), ("Key decisions:", decisions)):
+    if commands:
+        sections.append("Commands that worked in this project (exit 0): " + ", ".join(
+            f"`{command}` ({count} {'session' if count == 1 else 'sessions'})" for command, count in commands))
+    if files:
+        sections.append("Files changed most in recent sessions: " + ", ".join(
+            f"`{path}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "") for path, names in files))
+    used += sum(estimate_tokens(section) for section in sections)
+    for title, group in (("Rules (always respect):", rules), ("Key decisions:", decisions)):
         lines = []
         for entry in group:
-            line = _line(entry, coarse_date(entry.time))
+            line = _line(entry, coarse_date(entry.time), RULE_CHARS)
             cost = estimate_tokens(line) + 1
             if used + cost > budget:
                 left_out += 1
@@ -54,7 +70,7 @@ def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = 
         if lines:
             sections.append("\n".join([title, *lines]))
     if left_out:
-        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them.)")
+        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them, and past sessions.)")
     body = "\n\n".join([*sections, TOOL_HINT])
     return f"<deep-memory>\n{body}\n</deep-memory>"
 

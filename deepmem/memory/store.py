@@ -18,6 +18,7 @@ from deepmem.memory.files import (
     scope_dir,
     write_memory_file,
 )
+from deepmem.memory.staleness import remember_hashes
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.redact import redactor_for
 from deepmem.types import InputError
@@ -140,6 +141,8 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
             status, message = "stored", f"stored as [{entry.id}]"
         dedup.add(entry)
         dedup.digest = state.digest
+    if scope == "project":
+        remember_hashes(root, [entry])
     return Outcome(status, entry, message)
 
 
