@@ -17,9 +17,10 @@ against what the session then does:
   memory search on the first user message name such a file;
 - commands: build, test and lint commands that succeeded in an earlier session and that this
   one runs: the share the start text names;
-- cost: start-text tokens (median); memory tokens per request: memory's part of the stable block
-  plus the whispers the context holds by then (and the same with the resume block); whether the
-  stable block is the same bytes at the session's end.
+- cost: start-text tokens (median); memory tokens per request as `bench.cross_session` counts
+  them (memory's part of the stable block plus the mean whisper of a user turn), and as the
+  context holds them (the block plus every whisper so far; and with the resume block too);
+  whether the stable block is the same bytes at the session's end.
 
 Claude-entire is also reported as its early and late halves, to see that nothing is fitted to
 one part of the history. Prints a table, writes `bench/results/memory_history.json` and a chart.
@@ -46,7 +47,7 @@ from deepmem.extractors.context import PATH
 from deepmem.extractors.files import project_path
 from deepmem.extractors.outcomes import build_command
 from deepmem.history import is_user_typed
-from deepmem.memory import api, inject
+from deepmem.memory import api
 from deepmem.memory.consolidate import NAME
 from deepmem.memory.entries import CONTROL
 from deepmem.memory.search import MAX_QUERY_CHARS
@@ -152,12 +153,9 @@ def session_time(messages: list[dict[str, Any]]) -> datetime:
                                                                                                         tzinfo=UTC)
 
 
-def whisper(root: Path, query: str, now: datetime) -> str:
-    """The whisper text the bridge would append to a user message ('' when silent)."""
-    if not query.strip():
-        return ""
-    hits = api.whisper_hits(root, query)
-    return inject.whisper_text([(hit.entry, hit.score) for hit in hits], now) or ""
+def whisper(root: Path, query: str, now: datetime, shown: str) -> str:
+    """The whisper text the bridge would append to a user message ('' when silent), leaving out what was `shown`."""
+    return (api.whisper(root, query, now, shown) or "") if query.strip() else ""
 
 
 def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: Seen,
@@ -166,7 +164,7 @@ def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: 
     now = session_time(messages)
     block = Engine(root).system([], sid).append
     stable = block[0] if block else ""
-    first = whisper(root, seen.first_request, now)
+    first = whisper(root, seen.first_request, now, stable)
     start = "\n\n".join(part for part in (stable, first) if part)
     ceiling = {path for path in seen.files if path in before["touched"]}
     named = named_paths(start)
@@ -188,9 +186,13 @@ def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: 
     worked = [key for key in dict.fromkeys(key for key, _ in seen.commands) if key in before["worked"]]
     record["commands"] = len(worked)
     record["commands_known"] = sum(key in start for key in worked)
-    whispers = [estimate_tokens(first) if first else 0]
-    whispers += [estimate_tokens(text) if (text := whisper(root, turn, now)) else 0 for turn in seen.turns[1:]]
+    shown, whispers = start, [estimate_tokens(first) if first else 0]
+    for turn in seen.turns[1:]:
+        text = whisper(root, turn, now, shown)
+        shown += "\n" + text
+        whispers.append(estimate_tokens(text) if text else 0)
     memory_block, whole = estimate_tokens(api.stable_block(root)), estimate_tokens(stable)
+    record["memory_turn_tokens"] = memory_block + statistics.mean(whispers)
     record["memory_tokens"] = sum(memory_block + sum(whispers[:count]) for count in seen.requests)
     record["block_tokens"] = sum(whole + sum(whispers[:count]) for count in seen.requests)
     record["requests"] = len(seen.requests)
@@ -238,8 +240,9 @@ def summarise(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
         "commands_known": ratio(total("commands_known"), total("commands")),
         "commands": total("commands"),
         "start_tokens_median": statistics.median(record["start_tokens"] for record in records) if records else None,
-        "memory_tokens_per_request": round(total("memory_tokens") / total("requests"), 1) if total("requests") else None,
-        "with_resume_per_request": round(total("block_tokens") / total("requests"), 1) if total("requests") else None,
+        "memory_tokens_per_request": round(total("memory_turn_tokens") / len(records), 1) if records else None,
+        "memory_held_per_request": round(total("memory_tokens") / total("requests"), 1) if total("requests") else None,
+        "with_resume_held_per_request": round(total("block_tokens") / total("requests"), 1) if total("requests") else None,
         "stable_block_same": ratio(sum(record["stable_same"] for record in records), len(records)),
     }
 

@@ -104,11 +104,16 @@ class Candidate(msgspec.Struct, frozen=True):
 
 
 USER_RULE = re.compile(
-    r"\b(?:always|never(?! mind)|from now on|going forward|we (?:use|prefer|don't|do not|never|always|only)|"
-    r"in this (?:project|repo|repository|codebase)|(?<!you )must|mustn't)\b|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必|"
-    r"我们(?:用|使用|只用|不用)"
+    r"^(?:\W*[\w'-]+){0,3}?\W*\b(?:always|never(?! mind)|from now on|going forward|"
+    r"we (?:use|prefer|don't|do not|never|always|only))\b"
+    r"|\b(?:in this (?:project|repo|repository|codebase)|(?<!you )must|mustn't)\b"
+    r"|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必|我们(?:用|使用|只用|不用)"
 )
-"""What a person says to the agent is a memory only when it states a rule that outlasts the session."""
+"""What a person says to the agent is a memory only when it states a rule that outlasts the session: a rule word
+near the start ("always…", "never…", "we use…"), or "must" said of the project rather than to the agent."""
+REQUEST = re.compile(r"\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:can|could|would|will) (?:you|we)\b|\W*(?:let's|i'm|i am|"
+                     r"looking at|what|how|why|where|is|are|does|do you)\b")
+"""A request or a question, whatever rule words it holds."""
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
 """A shouted label a harness asks for (`THOUGHT:`), not part of what is said."""
 
@@ -122,7 +127,7 @@ def _kind(sentence: str, role: str) -> str | None:
     """decision, constraint, gotcha (a fix the memory nudge detects), or None; a person's words only as a rule."""
     lowered = sentence.lower()
     if role == "user":
-        return "constraint" if USER_RULE.search(lowered) else None
+        return "constraint" if USER_RULE.search(lowered) and not REQUEST.match(lowered) else None
     if DECISION.search(lowered):
         return "decision"
     constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from deepmem.extractors import Findings
+from deepmem.extractors.lasting import PASTED
 from deepmem.memory.episodes import CHANGED, DEFINES, FIELD, WORKED
 from deepmem.types import Message
 
@@ -28,11 +29,13 @@ def quoted(names: list[str], limit: int) -> str:
 
 
 def episode_text(findings: Findings) -> str:
-    """The episode line of a session (its goal is the first user message)."""
+    """The episode line of a session (its goal is the first user message, pasted and tagged blocks left out)."""
     files = [change.path for change in findings.files if not change.path.startswith("/")]
     outcome = findings.outcomes
     unresolved = [error.label for error in findings.errors if not error.resolved]
-    parts = [one_line(findings.progress.task, GOAL_CHARS) or "(no request)"]
+    requests = (findings.progress.task, findings.progress.last_request)
+    goal = next((text for text in (one_line(PASTED.sub(" ", request), GOAL_CHARS) for request in requests) if text), "")
+    parts = [goal or "(no request)"]
     if files:
         parts.append(CHANGED + quoted(files, MAX_FILES))
     if outcome.commands:

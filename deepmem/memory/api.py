@@ -160,9 +160,10 @@ def current_hits(root: Root, hits: list[Any], retire: bool) -> list[Any]:
     return shown
 
 
-def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
-    """Top memories relevant to the newest user message, or None when none is relevant enough."""
-    chosen = whisper_hits(root, query)
+def whisper(root: Root, query: str, now: datetime | None = None, shown: str = "") -> str | None:
+    """Top memories relevant to the newest user message that the session was not shown yet (their `[id]` is not
+    in `shown`: the stable block and earlier whispers), or None when none is relevant enough."""
+    chosen = [hit for hit in whisper_hits(root, query) if f"[{hit.entry.id}]" not in shown]
     now = now or datetime.now(UTC)
     _record(root, [hit.entry for hit in chosen], now)
     return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now)

@@ -21,6 +21,9 @@ MAX_DECISIONS = 3
 RULE_CHARS = 200
 WHISPER_BUDGET_TOKENS = 300
 WHISPER_HITS = 3
+"""Hits the whisper considers; it shows at most WHISPER_SHOWN of those the session was not shown yet."""
+WHISPER_SHOWN = 2
+WHISPER_CHARS = 200
 WHISPER_MIN_SIMILARITY = 0.5
 WHISPER_MIN_COVERAGE = 0.5
 """A whisper hit needs this cosine similarity, or this share of the query's terms with some BM25 score."""
@@ -79,8 +82,8 @@ def whisper_text(hits: list[tuple[Entry, float]], now: datetime) -> str | None:
     """The end-of-context reminder for the newest user message (ages relative to `now`), or None without hits."""
     lines = []
     used = 30
-    for entry, _score in hits[:WHISPER_HITS]:
-        line = _line(entry, relative_age(entry.time, now), 300)
+    for entry, _score in hits[:WHISPER_SHOWN]:
+        line = _line(entry, relative_age(entry.time, now), WHISPER_CHARS)
         if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
             break
         used += estimate_tokens(line)
