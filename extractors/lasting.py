@@ -49,6 +49,8 @@ STEP_NARRATION = re.compile(
 """An assistant's "I'll use X to…" describes how it does the next step, not a lasting choice."""
 SESSION_STATE = re.compile(
     r"\b(?:we're|we are|i'm|i am|i shouldn't|i should not)\b|\b(?:cause|problem|issue|bug|fix) was\b"
+    r"|\b(?:these|my|the|your) changes\b|\bthis branch\b|\bbased on\b|\bi can see\b|\bcurrently\b"
+    r"|\b(?:was|were|has been|had been) never\b"
     r"|(?:^|\s)(?!i |we )\S+ will (?!not\b|never\b|always\b)"
 )
 """What this session is doing or expects next ("we're deferring…", "the cause was…", "X will see…")."""
@@ -103,17 +105,20 @@ class Candidate(msgspec.Struct, frozen=True):
         return f"{self.text} (in `{self.path}`)"
 
 
-USER_RULE = re.compile(
-    r"^(?:\W*[\w'-]+){0,3}?\W*\b(?:always|never(?! mind)|from now on|going forward|"
-    r"we (?:use|prefer|don't|do not|never|always|only))\b"
-    r"|\b(?:in this (?:project|repo|repository|codebase)|(?<!you )must|mustn't)\b"
-    r"|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必|我们(?:用|使用|只用|不用)"
+STANDING_RULE = re.compile(
+    r"^\W*(?:please |and |also |note:? )?(?:always|never(?! mind)|from now on|going forward)\b"
+    r"|\bwe (?:should |must |want to )?(?:always|never)\b|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必"
 )
-"""What a person says to the agent is a memory only when it states a rule that outlasts the session: a rule word
-near the start ("always…", "never…", "we use…"), or "must" said of the project rather than to the agent."""
+"""A rule however it is asked for: it opens with "always…" or "never…", or says what "we always" or "we never" do."""
+USER_RULE = re.compile(r"\bwe (?:use|only use|don't use|do not use|prefer)\b|\b(?<!you )(?:must|mustn't)\b|我们(?:用|使用|只用|不用)")
+"""A rule unless it is asked as a request or a question: "we use…", or "must" said of the project, not to the agent."""
 REQUEST = re.compile(r"\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:can|could|would|will) (?:you|we)\b|\W*(?:let's|i'm|i am|"
                      r"looking at|what|how|why|where|is|are|does|do you)\b")
 """A request or a question, whatever rule words it holds."""
+MARKUP = re.compile(r"\|.*\||^[+>#*|]|→|\*\*|^\W*$")
+"""A table row, a diff or quote line, a heading, an arrow or bold run: material pasted or drawn up, not said."""
+MIN_WORDS = 4
+CJK = re.compile(r"[\u3400-\u9fff]")
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
 """A shouted label a harness asks for (`THOUGHT:`), not part of what is said."""
 
@@ -127,7 +132,8 @@ def _kind(sentence: str, role: str) -> str | None:
     """decision, constraint, gotcha (a fix the memory nudge detects), or None; a person's words only as a rule."""
     lowered = sentence.lower()
     if role == "user":
-        return "constraint" if USER_RULE.search(lowered) and not REQUEST.match(lowered) else None
+        rule = STANDING_RULE.search(lowered) or USER_RULE.search(lowered) and not REQUEST.match(lowered)
+        return "constraint" if rule else None
     if DECISION.search(lowered):
         return "decision"
     constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT
@@ -139,7 +145,9 @@ def _kind(sentence: str, role: str) -> str | None:
 def _firm(sentence: str, role: str, kind: str) -> bool:
     """Not a hedge, not about the task's own instructions, not log text, not a quote or narration."""
     lowered = sentence.lower()
-    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered):
+    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered) or MARKUP.search(sentence):
+        return False
+    if len(sentence.split()) < MIN_WORDS and not CJK.search(sentence):
         return False
     if kind == "decision" and ALTERNATIVES.search(lowered):
         return False
