@@ -65,7 +65,7 @@ CHOSEN = re.compile(r"\b(?:decided|decision|chose|opted|settled on|going with)\b
 """An explicit choice stands without naming code; any other assistant statement must name what it is about."""
 OPENER = re.compile(
     r"(?:so|then|but|and|or|since|this|that|these|it|also|now|here|thus|therefore|hence|otherwise|because|"
-    r"which|when|in|for|with|type|my|our|no|yes|ok|okay)\b|所以|然后|但是|因此",
+    r"which|when|in|for|with|type|my|our|no|yes|ok|okay|used|called)\b|所以|然后|但是|因此",
     re.I,
 )
 """An assistant's sentence opening with a connective or a pointer leans on the one before: it does not stand alone."""
@@ -115,8 +115,9 @@ USER_RULE = re.compile(r"\bwe (?:use|only use|don't use|do not use|prefer)\b|\b(
 REQUEST = re.compile(r"\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:can|could|would|will) (?:you|we)\b|\W*(?:let's|i'm|i am|"
                      r"looking at|what|how|why|where|is|are|does|do you)\b")
 """A request or a question, whatever rule words it holds."""
-MARKUP = re.compile(r"\|.*\||^[+>#*|]|→|\*\*|^\W*$")
-"""A table row, a diff or quote line, a heading, an arrow or bold run: material pasted or drawn up, not said."""
+MARKUP = re.compile(r"\|.*\||^[+>#*|]|→|\*\*|^\W*$|^`[^`]*` [-–:] ")
+"""A table row, a diff or quote line, a heading, an arrow or bold run, a `name` - definition item: material pasted
+or drawn up, not said."""
 MIN_WORDS = 4
 CJK = re.compile(r"[\u3400-\u9fff]")
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
@@ -147,7 +148,7 @@ def _firm(sentence: str, role: str, kind: str) -> bool:
     lowered = sentence.lower()
     if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered) or MARKUP.search(sentence):
         return False
-    if len(sentence.split()) < MIN_WORDS and not CJK.search(sentence):
+    if len(sentence.split()) < MIN_WORDS and not CJK.search(sentence) or QUOTED.search(sentence):
         return False
     if kind == "decision" and ALTERNATIVES.search(lowered):
         return False
@@ -155,7 +156,7 @@ def _firm(sentence: str, role: str, kind: str) -> bool:
         return True
     if OPENER.match(sentence) or PLAN.search(lowered) and not REASON.search(lowered):
         return False
-    if STEP_NARRATION.search(lowered) or SESSION_STATE.search(lowered) or QUOTED.search(sentence):
+    if STEP_NARRATION.search(lowered) or SESSION_STATE.search(lowered):
         return False
     if PROGRESS.match(sentence) and not MEANS.search(lowered):
         return False
