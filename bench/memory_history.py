@@ -50,6 +50,7 @@ from deepmem.history import is_user_typed
 from deepmem.memory import api
 from deepmem.memory.consolidate import NAME
 from deepmem.memory.entries import CONTROL
+from deepmem.memory.episodes import episodes
 from deepmem.memory.search import MAX_QUERY_CHARS
 from deepmem.sessionio import read_session
 from deepmem.tokens import estimate_tokens
@@ -57,6 +58,10 @@ from deepmem.toolcalls.touches import call_touches
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 RESULTS = Path(__file__).parent / "results"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LABEL_FILES = ("memory_labels.json", "memory_history_labels.json")
+SUFFIX = re.compile(r"(?: \((?:in|also:) [^()]*\))+$")
+"""What a memory adds to the sentence it was said as: the file it concerns, the names it also holds for."""
 TARGETS = {"file_recall": 0.45, "file_precision": 0.40, "start_tokens_median": 1_500,
            "memory_tokens_per_request": 400, "episodes_top3": 0.7, "commands_known": 0.8}
 
@@ -247,14 +252,23 @@ def summarise(name: str, records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def memory_file_stats(root: Path) -> dict[str, Any]:
-    """Entries of the project's MEMORY.md per type, and its size."""
+def labels() -> dict[str, bool]:
+    """Hand labels of memory texts (keep or not), from the fixtures of the SWE corpora and of the history."""
+    return {item["text"]: item["keep"] for name in LABEL_FILES
+            for item in json.loads((FIXTURES / name).read_text())["labels"]}
+
+
+def memory_file_stats(root: Path, known: dict[str, bool]) -> dict[str, Any]:
+    """Entries of the project's MEMORY.md per type, its size, and how many of its labelled entries last."""
     entries = api.entries(root, "project")
     kinds: dict[str, int] = {}
     for entry in entries:
         kinds[entry.type] = kinds.get(entry.type, 0) + 1
+    said = [SUFFIX.sub("", entry.text) for entry in entries]
+    labelled = [known[text] for text in said if text in known]
     path = root / ".deep-memory" / "MEMORY.md"
-    return {"entries": len(entries), "by_type": kinds, "bytes": path.stat().st_size if path.is_file() else 0}
+    return {"entries": len(entries), "by_type": kinds, "bytes": path.stat().st_size if path.is_file() else 0,
+            "labelled": len(labelled), "lasting": sum(labelled), "episodes": len(episodes(root))}
 
 
 def measure_corpus(folder: Path, base: Path, limit: int | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -265,7 +279,7 @@ def measure_corpus(folder: Path, base: Path, limit: int | None) -> tuple[list[di
         root.mkdir(parents=True)
         os.environ["DEEP_MEMORY_GLOBAL_ROOT"] = str(root / "global")
         records += replay(paths, root, limit)
-        memory[repo] = memory_file_stats(root)
+        memory[repo] = memory_file_stats(root, labels())
     rows = [summarise(folder.name, records)]
     if len(memory) == 1 and len(records) >= 20:
         half = len(records) // 2

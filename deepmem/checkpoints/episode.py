@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from deepmem.extractors import Findings
@@ -9,9 +10,11 @@ from deepmem.extractors.lasting import PASTED
 from deepmem.memory.episodes import CHANGED, DEFINES, FIELD, WORKED
 from deepmem.types import Message
 
-GOAL_CHARS = 200
+GOAL_CHARS = 120
 DECISION_CHARS = 150
 MAX_FILES = 12
+TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
+"""A tag left open (a slash command's wrapper cut short): not part of the goal."""
 MAX_COMMANDS = 5
 MAX_DEFINITIONS = 6
 
@@ -34,7 +37,8 @@ def episode_text(findings: Findings) -> str:
     outcome = findings.outcomes
     unresolved = [error.label for error in findings.errors if not error.resolved]
     requests = (findings.progress.task, findings.progress.last_request)
-    goal = next((text for text in (one_line(PASTED.sub(" ", request), GOAL_CHARS) for request in requests) if text), "")
+    goal = next((text for text in (one_line(TAG.sub(" ", PASTED.sub(" ", request)), GOAL_CHARS) for request in requests)
+                 if text), "")
     parts = [goal or "(no request)"]
     if files:
         parts.append(CHANGED + quoted(files, MAX_FILES))

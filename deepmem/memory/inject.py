@@ -15,10 +15,10 @@ MAX_COMMANDS = 5
 MAX_HOT_FILES = 8
 MIN_HOT_SESSIONS = 2
 """A file is hot when recent sessions changed it at least this often."""
-MAX_ROLES = 2
-MAX_RULES = 5
+MAX_ROLES = 1
+MAX_RULES = 4
 MAX_DECISIONS = 3
-RULE_CHARS = 200
+RULE_CHARS = 160
 WHISPER_BUDGET_TOKENS = 300
 WHISPER_HITS = 3
 """Hits the whisper considers; it shows at most WHISPER_SHOWN of those the session was not shown yet."""
