@@ -111,7 +111,7 @@ def test_the_stable_block_ranks_commands_and_hot_files_and_is_the_same_bytes(roo
         files = ("cmd/strategy.go", f"cmd/once_{day}.go")
         work(root, day, f"Change the strategy, part {day}", files, (("mise run test", 0), ("go build ./...", day % 2)))
     block = api.stable_block(root)
-    assert "`mise run test` (6 sessions), `go build` (3 sessions)" in block
+    assert "`mise run test` (6), `go build` (3)" in block
     assert "`cmd/strategy.go` (`Handle5`)" in block
     assert "once_" not in block
     assert block == api.stable_block(root)
@@ -228,3 +228,21 @@ def test_the_whisper_is_silent_without_a_relevant_memory_and_never_repeats(root:
     first = api.whisper(root, "How does the release script sign the tarball?")
     assert first and "release script" in first
     assert api.whisper(root, "How does the release script sign the tarball?", shown=first) is None
+
+
+def test_hot_files_share_their_folder_once(root: Path) -> None:
+    """Files under one folder are listed after it, by the rest of their path."""
+    for day in range(2):
+        work(root, day, f"Refactor the strategies {day}", ("cmd/cli/strategy/auto.go", "cmd/cli/strategy/manual.go"))
+    assert "(in `cmd/cli/strategy/`): `auto.go`" in api.stable_block(root)
+
+
+def test_later_whispers_show_fewer_hits(root: Path) -> None:
+    """The session's first whisper shows two hits; once a whisper was shown, the next ones show one."""
+    api.store(root, "The release script signs the tarball with the project key.", "fact")
+    api.store(root, "The release script uploads the signed tarball to the mirror.", "fact")
+    api.store(root, "The release script tags the tarball version in git.", "fact")
+    first = api.whisper(root, "How does the release script handle the tarball?") or ""
+    assert first.count("- [") == 2
+    later = api.whisper(root, "How does the release script handle the tarball?", shown=first) or ""
+    assert later.count("- [") == 1

@@ -162,11 +162,13 @@ def current_hits(root: Root, hits: list[Any], retire: bool) -> list[Any]:
 
 def whisper(root: Root, query: str, now: datetime | None = None, shown: str = "") -> str | None:
     """Top memories relevant to the newest user message that the session was not shown yet (their `[id]` is not
-    in `shown`: the stable block and earlier whispers), or None when none is relevant enough."""
-    chosen = [hit for hit in whisper_hits(root, query) if f"[{hit.entry.id}]" not in shown]
+    in `shown`: the stable block and earlier whispers), or None when none is relevant enough. The first whisper of
+    a session shows more than the later ones."""
+    limit = inject.WHISPER_SHOWN if "<deep-memory-recall>" in shown else inject.WHISPER_SHOWN_FIRST
+    chosen = [hit for hit in whisper_hits(root, query) if f"[{hit.entry.id}]" not in shown][:limit]
     now = now or datetime.now(UTC)
     _record(root, [hit.entry for hit in chosen], now)
-    return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now)
+    return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now, limit)
 
 
 def _record(root: Root, hits: list[Entry], now: datetime) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -17,12 +18,14 @@ MIN_HOT_SESSIONS = 2
 """A file is hot when recent sessions changed it at least this often."""
 MAX_ROLES = 1
 MAX_RULES = 4
-MAX_DECISIONS = 3
+MAX_DECISIONS = 2
 RULE_CHARS = 160
 WHISPER_BUDGET_TOKENS = 300
 WHISPER_HITS = 3
-"""Hits the whisper considers; it shows at most WHISPER_SHOWN of those the session was not shown yet."""
-WHISPER_SHOWN = 2
+"""Hits the whisper considers; it shows at most WHISPER_SHOWN of those the session was not shown yet (on the
+session's first user message, which opens the work, WHISPER_SHOWN_FIRST)."""
+WHISPER_SHOWN = 1
+WHISPER_SHOWN_FIRST = 2
 WHISPER_CHARS = 200
 WHISPER_MIN_SIMILARITY = 0.5
 WHISPER_MIN_COVERAGE = 0.5
@@ -30,9 +33,8 @@ WHISPER_MIN_COVERAGE = 0.5
 ENTRY_CHARS = 400
 
 TOOL_HINT = (
-    "Memory tools: memory_search(query) finds stored project and global memories; "
-    "memory_store(text, type) keeps a decision, constraint, gotcha or fact for later sessions; "
-    "deep_expand(key) restores text cut from earlier tool output (the key is in the marker)."
+    "Memory tools: memory_search(query) finds past sessions and stored memories; memory_store(text, type) keeps a "
+    "decision, constraint, gotcha or fact; deep_expand(key) restores text cut from tool output (key in the marker)."
 )
 
 
@@ -54,11 +56,13 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
     used = estimate_tokens(TOOL_HINT) + 40
     sections: list[str] = []
     if commands:
-        sections.append("Commands that worked in this project (exit 0): " + ", ".join(
-            f"`{command}` ({count} {'session' if count == 1 else 'sessions'})" for command, count in commands))
+        sections.append("Commands that worked in this project (exit 0; sessions): " + ", ".join(
+            f"`{command}` ({count})" for command, count in commands))
     if files:
-        sections.append("Files changed most in recent sessions: " + ", ".join(
-            f"`{path}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "") for path, names in files))
+        folder = common_folder([path for path, _ in files])
+        sections.append(f"Files changed most in recent sessions{f' (in `{folder}`)' if folder else ''}: " + ", ".join(
+            f"`{path[len(folder):]}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "")
+            for path, names in files))
     used += sum(estimate_tokens(section) for section in sections)
     for title, group in (("Rules (always respect):", rules), ("Key decisions:", decisions)):
         lines = []
@@ -78,11 +82,19 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
 
-def whisper_text(hits: list[tuple[Entry, float]], now: datetime) -> str | None:
+def common_folder(paths: list[str]) -> str:
+    """The folder all paths share, ending in `/` ('' when they share none, or only one path is given)."""
+    if len(paths) < 2:
+        return ""
+    folder = posixpath.commonpath(paths)
+    return folder + "/" if folder and all(path.startswith(folder + "/") for path in paths) else ""
+
+
+def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WHISPER_SHOWN_FIRST) -> str | None:
     """The end-of-context reminder for the newest user message (ages relative to `now`), or None without hits."""
     lines = []
     used = 30
-    for entry, _score in hits[:WHISPER_SHOWN]:
+    for entry, _score in hits[:shown]:
         line = _line(entry, relative_age(entry.time, now), WHISPER_CHARS)
         if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
             break
