@@ -88,6 +88,14 @@ def test_outcomes_keep_commands_whose_newest_run_exited_zero(root: Path) -> None
     assert found.symbols == (("Parse", "cmd/main.go"), ("Config", "cmd/main.go"))
 
 
+def test_an_error_that_recurred_names_the_change_that_ended_it(root: Path) -> None:
+    """A command that failed twice, then passed after an edit, is told in the episode with the file changed."""
+    messages = session(root, 0, "Make the build pass", bash("go build ./...", 1), bash("go build ./...", 1),
+                       edit(str(root / "cmd/flags.go"), "var x = 1\n"), bash("go build ./...", 0))
+    compact(root, "ses_fix", messages)
+    assert "fixed `go build ./...` (failed ×2) by changing `cmd/flags.go`" in episodes(root)[0].text
+
+
 def test_one_episode_per_session_found_by_search(root: Path) -> None:
     """The episode holds the goal, files changed, the commands that worked and the date; a second checkpoint of the
     same session replaces it."""

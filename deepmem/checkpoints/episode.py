@@ -1,4 +1,5 @@
-"""A session as one episode line: its goal, the files it changed, what worked, what it defined, how it ended."""
+"""A session as one episode line: its goal, the files it changed, what worked, what it defined, the errors that
+recurred and the change that ended them, how it ended."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from datetime import UTC, datetime
 
 from deepmem.extractors import Findings
+from deepmem.extractors.errors import ErrorFinding
 from deepmem.extractors.lasting import PASTED
 from deepmem.memory.episodes import CHANGED, DEFINES, FIELD, WORKED
 from deepmem.types import Message
@@ -17,6 +19,7 @@ TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?>")
 """A tag left open (a slash command's wrapper cut short): not part of the goal."""
 MAX_COMMANDS = 5
 MAX_DEFINITIONS = 6
+MAX_FIXES = 2
 
 
 def one_line(text: str, limit: int) -> str:
@@ -47,6 +50,9 @@ def episode_text(findings: Findings) -> str:
     if outcome.symbols:
         shown = outcome.symbols[:MAX_DEFINITIONS]
         parts.append(DEFINES + ", ".join(f"`{name}` in `{path}`" for name, path in shown))
+    fixes = [fix for error in findings.errors if (fix := recurring_fix(error, findings))][:MAX_FIXES]
+    if fixes:
+        parts.append("fixed " + "; ".join(fixes))
     if findings.decisions:
         parts.append("decided: " + one_line(findings.decisions[-1].text, DECISION_CHARS))
     if unresolved:
@@ -54,6 +60,17 @@ def episode_text(findings: Findings) -> str:
     elif findings.progress.passed:
         parts.append("ended with passing " + quoted([one_line(label, 60) for label in findings.progress.passed], 2))
     return FIELD.join(parts)
+
+
+def recurring_fix(error: ErrorFinding, findings: Findings) -> str:
+    """An error that failed more than once and then passed, with the files changed meanwhile ('' otherwise)."""
+    if not error.resolved or error.times < 2:
+        return ""
+    files = [change.path for change in findings.files
+             if change.first_step <= error.fixed_step and change.last_step >= error.first_step]
+    if not files:
+        return ""
+    return f"`{one_line(error.label, 60)}` (failed ×{error.times}) by changing {quoted(files, 3)}"
 
 
 def session_time(messages: list[Message]) -> str | None:

@@ -53,6 +53,13 @@ def put_episode(root: str | os.PathLike[str], session_id: str, text: str, time: 
     return entry
 
 
+def brief(text: str, goal_chars: int) -> str:
+    """An episode with its goal cut to `goal_chars`, so that the files and commands after it stay in a short line."""
+    goal, *rest = text.split(FIELD)
+    goal = goal if len(goal) <= goal_chars else goal[: goal_chars - 1] + "…"
+    return FIELD.join([goal, *rest])
+
+
 def field(text: str, label: str) -> list[str]:
     """The backticked names of one labelled field of an episode."""
     for part in text.split(FIELD):

@@ -9,9 +9,10 @@ from typing import Any
 
 from deepmem.memory.age import coarse_date, relative_age
 from deepmem.memory.entries import Entry
+from deepmem.memory.episodes import brief
 from deepmem.tokens import estimate_tokens
 
-STABLE_BUDGET_TOKENS = 600
+STABLE_BUDGET_TOKENS = 380
 MAX_COMMANDS = 5
 MAX_HOT_FILES = 8
 MIN_HOT_SESSIONS = 2
@@ -26,7 +27,9 @@ WHISPER_HITS = 3
 session's first user message, which opens the work, WHISPER_SHOWN_FIRST)."""
 WHISPER_SHOWN = 1
 WHISPER_SHOWN_FIRST = 2
-WHISPER_CHARS = 200
+WHISPER_CHARS = 180
+WHISPER_GOAL_CHARS = 60
+"""A whispered episode keeps this much of its goal, so that the files it changed fit the line."""
 WHISPER_MIN_SIMILARITY = 0.5
 WHISPER_MIN_COVERAGE = 0.5
 """A whisper hit needs this cosine similarity, or this share of the query's terms with some BM25 score."""
@@ -95,6 +98,8 @@ def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WH
     lines = []
     used = 30
     for entry, _score in hits[:shown]:
+        if entry.type == "episode":
+            entry = Entry(entry.id, entry.type, brief(entry.text, WHISPER_GOAL_CHARS), entry.time, entry.scope)
         line = _line(entry, relative_age(entry.time, now), WHISPER_CHARS)
         if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
             break

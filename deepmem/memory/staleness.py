@@ -5,7 +5,8 @@ entry edited by hand starts afresh) to the hash of each file it names that exist
 When a file has changed since, the entry says so wherever it is shown; when the file is
 gone, the entry retires from the stable block and the whisper (search still finds it,
 marked). An entry whose files were never seen (named before they existed, or a project
-checked out elsewhere) is judged by nothing: it is shown as written.
+checked out elsewhere) is judged by nothing: it is shown as written. An episode tells what a past
+session did, dated: that its files changed since goes without saying, and it only notes the files gone.
 """
 
 from __future__ import annotations
@@ -97,7 +98,11 @@ def marked(root: str | os.PathLike[str], entries: list[Entry], retire: bool) -> 
     shown = []
     for entry in entries:
         changed, gone = staleness(root, entry, known) if entry.scope == "project" else ([], [])
-        if gone and retire:
+        if entry.type == "episode":
+            changed, retire_this = [], False
+        else:
+            retire_this = retire
+        if gone and retire_this:
             continue
         notes = [f"`{path}` changed since" for path in changed] + [f"`{path}` is gone" for path in gone]
         shown.append(Entry(entry.id, entry.type, f"{entry.text} [stale: {'; '.join(notes)}]", entry.time, entry.scope)
