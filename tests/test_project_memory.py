@@ -15,6 +15,7 @@ from deepmem.extractors.outcomes import build_command, command_key, find_outcome
 from deepmem.memory import api, inject
 from deepmem.memory.episodes import episodes
 from deepmem.tokens import estimate_tokens
+from deepmem.types import InputError
 
 DAY = 86_400_000
 START = 1_767_600_000_000
@@ -254,3 +255,25 @@ def test_later_whispers_show_fewer_hits(root: Path) -> None:
     assert first.count("- [") == 2
     later = api.whisper(root, "How does the release script handle the tarball?", shown=first) or ""
     assert later.count("- [") == 1
+
+
+def test_an_episode_notes_files_gone_but_not_files_changed(root: Path) -> None:
+    """An episode is dated history: a file edited since is not news, a file deleted since is said, and the episode
+    stays findable."""
+    (root / "cmd").mkdir()
+    (root / "cmd" / "keep.go").write_text("package cmd\n")
+    (root / "cmd" / "drop.go").write_text("package cmd\n")
+    work(root, 0, "Split the flag parsing", ("cmd/keep.go",))
+    work(root, 1, "Remove the legacy flags", ("cmd/drop.go",))
+    (root / "cmd" / "keep.go").write_text("package cmd\n\nfunc Keep() {}\n")
+    (root / "cmd" / "drop.go").unlink()
+    texts = {hit["text"] for hit in api.search(root, "flag parsing legacy flags", 5)}
+    assert any("Split the flag parsing" in text and "[stale" not in text for text in texts)
+    assert any("Remove the legacy flags" in text and "`cmd/drop.go` is gone" in text for text in texts)
+
+
+def test_an_episode_cannot_be_stored_by_hand(root: Path) -> None:
+    """Episodes come from checkpoints only: storing one is refused with a clear message, and nothing is written."""
+    with pytest.raises(InputError, match="episodes are written by checkpoints"):
+        api.store(root, "I fixed the parser yesterday.", "episode")
+    assert not (root / ".deep-memory" / "MEMORY.md").exists()

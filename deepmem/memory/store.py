@@ -116,6 +116,9 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
     text, kind = redactor_for(root).text(clean_text(text)), check_type(kind)
+    if kind == "episode":
+        raise InputError("episodes are written by checkpoints, one per session; store a decision, constraint, "
+                         "gotcha, fact or note")
     path = memory_path(root, scope)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
