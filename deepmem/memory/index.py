@@ -34,7 +34,7 @@ KEPT_INDEXES = 4
 CONTEXT_REACH = 2
 """How many entries on each side can lend a search hit their context."""
 RECENCY_HALF_LIFE = 10
-"""Sessions after which a past episode's recency halves (the same span the stable block's sums use)."""
+"""Sessions after which a past episode's recency in search halves."""
 
 
 class TokenCache(msgspec.Struct):
