@@ -240,10 +240,13 @@ def test_the_whisper_is_silent_without_a_relevant_memory_and_never_repeats(root:
 
 
 def test_hot_files_share_their_folder_once(root: Path) -> None:
-    """Files under one folder are listed after it, by the rest of their path."""
+    """Files under the most shared folder are listed after it, by the rest of their path; the others in full."""
     for day in range(2):
-        work(root, day, f"Refactor the strategies {day}", ("cmd/cli/strategy/auto.go", "cmd/cli/strategy/manual.go"))
-    assert "(in `cmd/cli/strategy/`): `auto.go`" in api.stable_block(root)
+        work(root, day, f"Refactor the strategies {day}", ("cmd/cli/strategy/auto.go", "cmd/cli/strategy/manual.go",
+                                                           "cmd/cli/root.go", "docs/strategies.md"))
+    block = api.stable_block(root)
+    assert "in `cmd/cli/`: `root.go` (`Handle1`), `strategy/auto.go` (`Handle1`), `strategy/manual.go` (`Handle1`); " \
+           "`docs/strategies.md`" in block
 
 
 def test_later_whispers_show_fewer_hits(root: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -12,9 +13,9 @@ from deepmem.memory.entries import Entry
 from deepmem.memory.episodes import brief
 from deepmem.tokens import estimate_tokens
 
-STABLE_BUDGET_TOKENS = 380
+STABLE_BUDGET_TOKENS = 370
 MAX_COMMANDS = 5
-MAX_HOT_FILES = 8
+MAX_HOT_FILES = 12
 MIN_HOT_SESSIONS = 2
 """A file is hot when recent sessions changed it at least this often."""
 MAX_ROLES = 1
@@ -62,10 +63,7 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
         sections.append("Commands that worked in this project (exit 0; sessions): " + ", ".join(
             f"`{command}` ({count})" for command, count in commands))
     if files:
-        folder = common_folder([path for path, _ in files])
-        sections.append(f"Files changed most in recent sessions{f' (in `{folder}`)' if folder else ''}: " + ", ".join(
-            f"`{path[len(folder):]}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "")
-            for path, names in files))
+        sections.append("Files changed most in recent sessions: " + file_list(files))
     used += sum(estimate_tokens(section) for section in sections)
     for title, group in (("Rules (always respect):", rules), ("Key decisions:", decisions)):
         lines = []
@@ -86,11 +84,27 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
 
 
 def common_folder(paths: list[str]) -> str:
-    """The folder all paths share, ending in `/` ('' when they share none, or only one path is given)."""
-    if len(paths) < 2:
+    """The folder, ending in `/`, that holds the most of the paths under one top folder ('' when fewer than two)."""
+    tops = Counter(path.split("/", 1)[0] for path in paths if "/" in path)
+    if not tops:
         return ""
-    folder = posixpath.commonpath(paths)
-    return folder + "/" if folder and all(path.startswith(folder + "/") for path in paths) else ""
+    top = min(tops, key=lambda name: (-tops[name], name))
+    group = [path for path in paths if path.startswith(top + "/")]
+    folder = posixpath.dirname(posixpath.commonprefix(group)) if len(group) > 1 else ""
+    return folder + "/" if folder else ""
+
+
+def file_list(files: list[tuple[str, list[str]]]) -> str:
+    """Hot files with their roles: those under the most shared folder after it, the others in full."""
+    folder = common_folder([path for path, _ in files])
+
+    def shown(path: str, names: list[str]) -> str:
+        return f"`{path}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "")
+
+    inside = [shown(path[len(folder):], names) for path, names in files if folder and path.startswith(folder)]
+    outside = [shown(path, names) for path, names in files if not (folder and path.startswith(folder))]
+    groups = ([f"in `{folder}`: " + ", ".join(inside)] if inside else []) + ([", ".join(outside)] if outside else [])
+    return "; ".join(groups)
 
 
 def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WHISPER_SHOWN_FIRST) -> str | None:
@@ -107,7 +121,7 @@ def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WH
         lines.append(line)
     if not lines:
         return None
-    return "<deep-memory-recall>\nStored memories that may bear on this (memory_search for more):\n" + "\n".join(
+    return "<deep-memory-recall>\nMemories that may bear on this:\n" + "\n".join(
         lines
     ) + "\n</deep-memory-recall>"
 
