@@ -14,6 +14,7 @@ from deepmem.extractors.decisions import find_decisions
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.files import FileChange, files_modified
 from deepmem.extractors.lasting import Candidate, find_candidates
+from deepmem.extractors.outcomes import Outcomes, find_outcomes
 from deepmem.extractors.progress import Progress, find_progress
 from deepmem.extractors.statements import Statement
 from deepmem.types import Message
@@ -30,6 +31,8 @@ class Findings(msgspec.Struct, frozen=True):
     context: CriticalContext
     candidates: tuple[Candidate, ...] = ()
     """Statements worth keeping as memories (they go to notes.md for the next /dream)."""
+    outcomes: Outcomes = Outcomes()
+    """Commands that worked and definitions written (they go into the session's episode)."""
 
 
 def extract(messages: list[Message]) -> Findings:
@@ -44,4 +47,5 @@ def extract(messages: list[Message]) -> Findings:
         errors=tuple(errors),
         context=find_context(timeline),
         candidates=tuple(find_candidates(timeline, errors)),
+        outcomes=find_outcomes(timeline),
     )

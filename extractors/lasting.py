@@ -49,6 +49,8 @@ STEP_NARRATION = re.compile(
 """An assistant's "I'll use X to…" describes how it does the next step, not a lasting choice."""
 SESSION_STATE = re.compile(
     r"\b(?:we're|we are|i'm|i am|i shouldn't|i should not)\b|\b(?:cause|problem|issue|bug|fix) was\b"
+    r"|\b(?:these|my|the|your) changes\b|\bthis branch\b|\bbased on\b|\bi can see\b|\bcurrently\b"
+    r"|\b(?:was|were|has been|had been) never\b"
     r"|(?:^|\s)(?!i |we )\S+ will (?!not\b|never\b|always\b)"
 )
 """What this session is doing or expects next ("we're deferring…", "the cause was…", "X will see…")."""
@@ -63,7 +65,7 @@ CHOSEN = re.compile(r"\b(?:decided|decision|chose|opted|settled on|going with)\b
 """An explicit choice stands without naming code; any other assistant statement must name what it is about."""
 OPENER = re.compile(
     r"(?:so|then|but|and|or|since|this|that|these|it|also|now|here|thus|therefore|hence|otherwise|because|"
-    r"which|when|in|for|with|type|my|our|no|yes|ok|okay)\b|所以|然后|但是|因此",
+    r"which|when|in|for|with|type|my|our|no|yes|ok|okay|used|called)\b|所以|然后|但是|因此",
     re.I,
 )
 """An assistant's sentence opening with a connective or a pointer leans on the one before: it does not stand alone."""
@@ -103,6 +105,21 @@ class Candidate(msgspec.Struct, frozen=True):
         return f"{self.text} (in `{self.path}`)"
 
 
+STANDING_RULE = re.compile(
+    r"^\W*(?:please |and |also |note:? )?(?:always|never(?! mind)|from now on|going forward)\b"
+    r"|\bwe (?:should |must |want to )?(?:always|never)\b|总是|始终|永远|一律|以后都|必须|禁止|严禁|不得|务必"
+)
+"""A rule however it is asked for: it opens with "always…" or "never…", or says what "we always" or "we never" do."""
+USER_RULE = re.compile(r"\bwe (?:use|only use|don't use|do not use|prefer)\b|\b(?<!you )(?:must|mustn't)\b|我们(?:用|使用|只用|不用)")
+"""A rule unless it is asked as a request or a question: "we use…", or "must" said of the project, not to the agent."""
+REQUEST = re.compile(r"\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:can|could|would|will) (?:you|we)\b|\W*(?:let's|i'm|i am|"
+                     r"looking at|what|how|why|where|is|are|does|do you)\b")
+"""A request or a question, whatever rule words it holds."""
+MARKUP = re.compile(r"\|.*\||^[+>#*|]|→|\*\*|^\W*$|^`[^`]*` [-–:] ")
+"""A table row, a diff or quote line, a heading, an arrow or bold run, a `name` - definition item: material pasted
+or drawn up, not said."""
+MIN_WORDS = 4
+CJK = re.compile(r"[\u3400-\u9fff]")
 LABEL = re.compile(r"^[A-Z]{3,}:\s*")
 """A shouted label a harness asks for (`THOUGHT:`), not part of what is said."""
 
@@ -113,8 +130,11 @@ def _own_words(text: str) -> str:
 
 
 def _kind(sentence: str, role: str) -> str | None:
-    """decision, constraint, gotcha (a fix the memory nudge detects), or None."""
+    """decision, constraint, gotcha (a fix the memory nudge detects), or None; a person's words only as a rule."""
     lowered = sentence.lower()
+    if role == "user":
+        rule = STANDING_RULE.search(lowered) or USER_RULE.search(lowered) and not REQUEST.match(lowered)
+        return "constraint" if rule else None
     if DECISION.search(lowered):
         return "decision"
     constraint = USER_CONSTRAINT if role == "user" else ASSISTANT_CONSTRAINT
@@ -126,7 +146,9 @@ def _kind(sentence: str, role: str) -> str | None:
 def _firm(sentence: str, role: str, kind: str) -> bool:
     """Not a hedge, not about the task's own instructions, not log text, not a quote or narration."""
     lowered = sentence.lower()
-    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered):
+    if HEDGE.search(lowered) or TASK_TALK.search(lowered) or LOG_LIKE.search(lowered) or MARKUP.search(sentence):
+        return False
+    if len(sentence.split()) < MIN_WORDS and not CJK.search(sentence) or QUOTED.search(sentence):
         return False
     if kind == "decision" and ALTERNATIVES.search(lowered):
         return False
@@ -134,7 +156,7 @@ def _firm(sentence: str, role: str, kind: str) -> bool:
         return True
     if OPENER.match(sentence) or PLAN.search(lowered) and not REASON.search(lowered):
         return False
-    if STEP_NARRATION.search(lowered) or SESSION_STATE.search(lowered) or QUOTED.search(sentence):
+    if STEP_NARRATION.search(lowered) or SESSION_STATE.search(lowered):
         return False
     if PROGRESS.match(sentence) and not MEANS.search(lowered):
         return False

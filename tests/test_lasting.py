@@ -14,10 +14,13 @@ from deepmem.sessionio import read_session
 
 from .conftest import FIXTURES
 
-LABELS = {item["text"]: item for item in orjson.loads((FIXTURES / "memory_labels.json").read_bytes())["labels"]}
+LABELS = {item["text"]: item for name in ("memory_labels.json", "memory_history_labels.json")
+          for item in orjson.loads((FIXTURES / name).read_bytes())["labels"]}
 CORPORA = CORPUS.parent
 MIN_LASTING = 0.9
 """Measured 8 of 8 on swe-gemini3, 10 of 10 on swe-deepseek, 2 of 2 on the OpenCode fixtures."""
+MIN_LASTING_HISTORY = 0.8
+"""On a real project's month of sessions, where talk is richer: 10 of 12 by the labels of memory_history_labels.json."""
 
 
 def said(*turns: tuple[str, str], commands: tuple[str, ...] = ()) -> list[dict]:
@@ -83,14 +86,15 @@ def test_precision_on_the_opencode_fixtures() -> None:
     assert total >= 2 and good == total
 
 
-@pytest.mark.parametrize("corpus", ["swe-gemini3", "swe-deepseek"])
-def test_lasting_share_on_each_corpus(corpus: str) -> None:
+@pytest.mark.parametrize(("corpus", "minimum"), [("swe-gemini3", MIN_LASTING), ("swe-deepseek", MIN_LASTING),
+                                                 ("claude-entire", MIN_LASTING_HISTORY)])
+def test_lasting_share_on_each_corpus(corpus: str, minimum: float) -> None:
     """Over every session of a shared corpus: every candidate labelled, lasting share at least MIN_LASTING."""
     folder = CORPORA / corpus
     if not folder.is_dir():
         pytest.skip(f"the {corpus} corpus is not on this machine")
     good, total = precision(sorted(p for p in folder.glob("*.json") if p.name != "manifest.json"))
-    assert total and good / total >= MIN_LASTING
+    assert total and good / total >= minimum
 
 
 def test_a_confirmed_statement_names_the_file_its_edit_changed() -> None:

@@ -253,8 +253,10 @@ class Engine:
         query = "\n".join(part["text"] for part in last["parts"] if is_user_typed(last, part))
         if not query.strip():
             return
+        shown = "\n".join([state.stable_block or "", *(edit.append.get("text", "") for edit in state.appends.values()
+                                                      if isinstance(edit.append, dict))])
         with self.memory_lock:
-            text = features.optional_feature(features.MEMORY, "whisper", self.root, query)
+            text = features.optional_feature(features.MEMORY, "whisper", self.root, query, None, shown)
         if text:
             part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
             edit = append_edit(session_id, message_id, part)

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from deepmem.checkpoints.episode import episode_text, session_time
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
@@ -14,7 +15,8 @@ from deepmem.config import memory_dir
 from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
-from deepmem.memory.store import add_notes
+from deepmem.memory.episodes import put_episode
+from deepmem.memory.store import add_notes, now_text
 from deepmem.redact import redactor_for
 from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
@@ -48,7 +50,8 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     try:
         safe_session_id(session_id)
         with locked(memory_dir(root)):
-            paths = write_checkpoint(root, session_id, messages, render_checkpoint(redacted(findings, root), str(session_id)))
+            clean = redacted(findings, root)
+            paths = write_checkpoint(root, session_id, messages, render_checkpoint(clean, str(session_id)))
             result["written"] = [str(path) for path in paths]
             append_log(root, {
                 "session": session_id,
@@ -56,8 +59,11 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
                 "tokens_before": history_tokens(messages),
                 "bytes": {path.name if i else "raw": path.stat().st_size for i, path in enumerate(paths[:2])},
             })
+        when = session_time(messages)
         if findings.candidates:
-            add_notes(root, [(c.type, c.memory_text()) for c in findings.candidates], f"checkpoint {session_id}"[:40])
+            add_notes(root, [(c.type, c.memory_text()) for c in findings.candidates], f"checkpoint {session_id}"[:40],
+                      when)
+        put_episode(root, session_id, episode_text(clean), when or now_text())
         result["scheduled"] = after_compaction(root)
     except DeepmemError as exc:
         result["error"] = str(exc)

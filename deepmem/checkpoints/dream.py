@@ -19,6 +19,7 @@ from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, se
 from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
+from deepmem.memory.staleness import remember_hashes
 from deepmem.types import DeepmemError
 
 NOTES, MEMORY = "notes.md", "MEMORY.md"
@@ -66,6 +67,7 @@ def dream(root: str | os.PathLike[str]) -> dict[str, Any]:
         write_memory_file(memory, plan.kept)
         if len(notes.entries) > len(invalid):
             write_memory_file(notes, invalid)
+    remember_hashes(root, plan.kept)
     kept_ids = {entry.id for entry in plan.kept}
     return summary(sum(entry.id in kept_ids for entry in fresh), plan, len(invalid))
 

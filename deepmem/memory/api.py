@@ -10,10 +10,14 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from deepmem.config import load_config
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
+from deepmem.memory.episodes import CHANGED, WORKED, definitions, episodes_path, sessions_with, weighted
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
+from deepmem.memory.staleness import file_hash, marked, read_hashes
 from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
@@ -40,6 +44,14 @@ def store(root: Root, text: str, type: str = "note", scope: str = "project") -> 
             "entry": entry_dict(outcome.entry)}
 
 
+def searched_files(root: Root, scope: str) -> list[Any]:
+    """The memory files a search reads: each scope's MEMORY.md, and the project's episodes."""
+    files = [read_memory_file(memory_path(root, name), name) for name in scopes_of(scope)]
+    if "project" in scopes_of(scope):
+        files.append(read_memory_file(episodes_path(root), "project"))
+    return files
+
+
 def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False,
            bm25_weight: float | None = None) -> list[Any]:
     """Ranked `Hit`s over the named scopes (see deepmem.memory.search)."""
@@ -47,8 +59,7 @@ def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     from deepmem.memory.index import search_index
     from deepmem.memory.search import BM25_WEIGHT, rank
 
-    files = [read_memory_file(memory_path(root, name), name) for name in scopes_of(scope)]
-    index = search_index(files, model_name(root))
+    index = search_index(searched_files(root, scope), model_name(root))
     weight = BM25_WEIGHT if bm25_weight is None else bm25_weight
     return rank(index, query, k, weight, explain)
 
@@ -58,7 +69,7 @@ def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     """Top k memories for a query: dicts with id, type, text, time, scope, score (+ explain).
 
     `track` records the hits as retrieved (the model's memory_search does; benchmarks do not)."""
-    hits = ranked(root, query, k, scope, explain)
+    hits = current_hits(root, ranked(root, query, k, scope, explain), retire=False)
     if track:
         _record(root, [hit.entry for hit in hits], datetime.now(UTC))
     results = []
@@ -80,7 +91,7 @@ def forget(root: Root, target: str, scope: str = "project", yes: bool = True) ->
     if entry_id in state.by_id:
         matches = [state.by_id[entry_id]]
     else:
-        matches = [hit.entry for hit in ranked(root, target, 1, scope)]
+        matches = [hit.entry for hit in ranked(root, target, 5, scope) if hit.entry.id in state.by_id][:1]
     if not matches:
         return {"status": "none", "forgotten": [], "matches": [], "message": "nothing matches"}
     if not yes:
@@ -93,18 +104,37 @@ def forget(root: Root, target: str, scope: str = "project", yes: bool = True) ->
 
 
 def stable_block(root: Root) -> str:
-    """Constraints and key decisions (project, then global) plus the tool hint, under a token budget."""
-    known = entries(root, "all")
-    constraints = [entry for entry in known if entry.type == "constraint"]
-    decisions = [entry for entry in known if entry.type == "decision"]
-    return inject.stable_text(constraints, decisions)
+    """The project's commands, hot files and their roles, and its newest rules and decisions, ranked and capped."""
+    known = marked(root, entries(root, "all"), retire=True)
+    rules = [entry for entry in reversed(known) if entry.type == "constraint"]
+    decisions = [entry for entry in reversed(known) if entry.type == "decision"]
+    shown_rules, shown_decisions = rules[: inject.MAX_RULES], decisions[: inject.MAX_DECISIONS]
+    left_out = len(rules) + len(decisions) - len(shown_rules) - len(shown_decisions)
+    return inject.stable_text(project_commands(root), hot_files(root), shown_rules, shown_decisions, left_out)
+
+
+def project_commands(root: Root) -> list[tuple[str, int]]:
+    """The build, test and lint commands that worked in the most recent sessions, with how many."""
+    counts = sessions_with(root, WORKED)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[: inject.MAX_COMMANDS]
+
+
+def hot_files(root: Root) -> list[tuple[str, list[str]]]:
+    """The files recent sessions changed most (recent ones weigh more), each with names defined in it;
+    a file known to be gone is left out."""
+    counts, weights, roles = sessions_with(root, CHANGED), weighted(root, CHANGED), definitions(root)
+    hashed = {path for files in read_hashes(root).values() for path in files}
+    ranked_files = sorted((path for path, count in counts.items() if count >= inject.MIN_HOT_SESSIONS),
+                          key=lambda path: (-round(weights[path], 6), path))
+    present = [path for path in ranked_files if path not in hashed or file_hash(root, path) is not None]
+    return [(path, roles.get(path, [])[: inject.MAX_ROLES]) for path in present[: inject.MAX_HOT_FILES]]
 
 
 def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list[Any]:
     """The whisper's hits for a user message: relevant by similarity or shared terms, and scoring at least
     `min_score` (default: `[memory] whisper_min_score` of the settings)."""
     query = CONTROL.sub(" ", query or "")[:MAX_ENTRY_CHARS].strip()
-    if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
+    if not query or not any(state.entries for state in searched_files(root, "all")):
         return []
     if min_score is None:
         min_score = load_config(root).memory.whisper_min_score
@@ -117,15 +147,28 @@ def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list
             hit.bm25 > 0 and coverage >= inject.WHISPER_MIN_COVERAGE)
         if relevant and hit.score >= min_score:
             chosen.append(hit)
-    return chosen
+    return current_hits(root, chosen, retire=True)
 
 
-def whisper(root: Root, query: str, now: datetime | None = None) -> str | None:
-    """Top memories relevant to the newest user message, or None when none is relevant enough."""
-    chosen = whisper_hits(root, query)
+def current_hits(root: Root, hits: list[Any], retire: bool) -> list[Any]:
+    """The hits with their entries marked where a named file changed or is gone since (with `retire`, left out)."""
+    shown = []
+    for hit in hits:
+        entry = marked(root, [hit.entry], retire)
+        if entry:
+            shown.append(msgspec.structs.replace(hit, entry=entry[0]))
+    return shown
+
+
+def whisper(root: Root, query: str, now: datetime | None = None, shown: str = "") -> str | None:
+    """Top memories relevant to the newest user message that the session was not shown yet (their `[id]` is not
+    in `shown`: the stable block and earlier whispers), or None when none is relevant enough. The first whisper of
+    a session shows more than the later ones."""
+    limit = inject.WHISPER_SHOWN if "<deep-memory-recall>" in shown else inject.WHISPER_SHOWN_FIRST
+    chosen = [hit for hit in whisper_hits(root, query) if f"[{hit.entry.id}]" not in shown][:limit]
     now = now or datetime.now(UTC)
     _record(root, [hit.entry for hit in chosen], now)
-    return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now)
+    return inject.whisper_text([(hit.entry, hit.score) for hit in chosen], now, limit)
 
 
 def _record(root: Root, hits: list[Entry], now: datetime) -> None:

@@ -12,8 +12,9 @@ import xxhash
 
 from deepmem.types import InputError
 
-EntryType = Literal["decision", "constraint", "gotcha", "fact", "note"]
-TYPES: tuple[EntryType, ...] = ("decision", "constraint", "gotcha", "fact", "note")
+EntryType = Literal["decision", "constraint", "gotcha", "fact", "note", "episode"]
+TYPES: tuple[EntryType, ...] = ("decision", "constraint", "gotcha", "fact", "note", "episode")
+"""An episode is one past session (goal, files changed, what worked); episodes live in episodes.md."""
 HEADINGS = {kind: kind.capitalize() + "s" for kind in TYPES}
 MAX_ENTRY_CHARS = 8_000
 

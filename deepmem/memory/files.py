@@ -28,6 +28,8 @@ from deepmem.types import InputError
 GLOBAL_ROOT_ENV = "DEEP_MEMORY_GLOBAL_ROOT"
 SCOPES = ("project", "global")
 NOTES_TITLE = "# Notes (automatic captures, waiting for /dream)"
+EPISODES = "episodes.md"
+EPISODES_TITLE = "# Episodes (one line per past session, found by memory_search)"
 log = logging.getLogger("deepmem.memory")
 
 
@@ -90,7 +92,7 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
 
 
 def _title(path: Path) -> str:
-    return NOTES_TITLE if path.name == "notes.md" else TITLE
+    return {"notes.md": NOTES_TITLE, EPISODES: EPISODES_TITLE}.get(path.name, TITLE)
 
 
 def read_memory_file(path: Path, scope: str, verify: bool = False) -> MemoryFile:

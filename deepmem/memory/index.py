@@ -18,7 +18,7 @@ import numpy as np
 import xxhash
 
 from deepmem.disk import atomic_write
-from deepmem.memory.age import date_words
+from deepmem.memory.age import date_words, time_key
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
 from deepmem.memory.files import MemoryFile
@@ -33,6 +33,8 @@ INDEX_VERSION = "1"
 KEPT_INDEXES = 4
 CONTEXT_REACH = 2
 """How many entries on each side can lend a search hit their context."""
+RECENCY_HALF_LIFE = 10
+"""Sessions after which a past episode's recency in search halves."""
 
 
 class TokenCache(msgspec.Struct):
@@ -164,8 +166,19 @@ class SearchIndex:
         vectors = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
         self.vectors = VectorTable(vectors)
         self.context = context_links(self.entries)
+        self.recency = episode_recency(self.entries)
         self.sessions = Sessions(self.entries, self.tokens, vectors)
         self.labels = Labels(self.entries)
+
+
+def episode_recency(entries: list[Entry]) -> np.ndarray:
+    """Per entry, how recent an episode it is: 1 for the newest session, halving every RECENCY_HALF_LIFE sessions
+    before it; 0 for every entry that is not an episode."""
+    recency = np.zeros(len(entries))
+    order = sorted((time_key(entry.time), row) for row, entry in enumerate(entries) if entry.type == "episode")
+    for age, (_, row) in enumerate(reversed(order)):
+        recency[row] = 0.5 ** (age / RECENCY_HALF_LIFE)
+    return recency
 
 
 def context_links(entries: list[Entry]) -> list[np.ndarray]:

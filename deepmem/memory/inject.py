@@ -2,26 +2,43 @@
 
 from __future__ import annotations
 
+import posixpath
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from deepmem.memory.age import coarse_date, relative_age
 from deepmem.memory.entries import Entry
+from deepmem.memory.episodes import brief
 from deepmem.tokens import estimate_tokens
 
-STABLE_BUDGET_TOKENS = 1_200
+STABLE_BUDGET_TOKENS = 370
+MAX_COMMANDS = 5
+MAX_HOT_FILES = 12
+MIN_HOT_SESSIONS = 2
+"""A file is hot when recent sessions changed it at least this often."""
+MAX_ROLES = 1
+MAX_RULES = 4
+MAX_DECISIONS = 2
+RULE_CHARS = 160
 WHISPER_BUDGET_TOKENS = 300
 WHISPER_HITS = 3
+"""Hits the whisper considers; it shows at most WHISPER_SHOWN of those the session was not shown yet (on the
+session's first user message, which opens the work, WHISPER_SHOWN_FIRST)."""
+WHISPER_SHOWN = 1
+WHISPER_SHOWN_FIRST = 2
+WHISPER_CHARS = 180
+WHISPER_GOAL_CHARS = 60
+"""A whispered episode keeps this much of its goal, so that the files it changed fit the line."""
 WHISPER_MIN_SIMILARITY = 0.5
 WHISPER_MIN_COVERAGE = 0.5
 """A whisper hit needs this cosine similarity, or this share of the query's terms with some BM25 score."""
 ENTRY_CHARS = 400
 
 TOOL_HINT = (
-    "Memory tools: memory_search(query) finds stored project and global memories; "
-    "memory_store(text, type) keeps a decision, constraint, gotcha or fact for later sessions; "
-    "deep_expand(key) restores text cut from earlier tool output (the key is in the marker)."
+    "Memory tools: memory_search(query) finds past sessions and stored memories; memory_store(text, type) keeps a "
+    "decision, constraint, gotcha or fact; deep_expand(key) restores text cut from tool output (key in the marker)."
 )
 
 
@@ -33,18 +50,25 @@ def _line(entry: Entry, when: str, chars: int = ENTRY_CHARS) -> str:
     return f"- [{entry.id}]{f' ({notes})' if notes else ''} {text}"
 
 
-def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = STABLE_BUDGET_TOKENS) -> str:
-    """The system-prompt block: constraints, then decisions, as many as fit the budget, then the tool hint.
+def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str]]], rules: list[Entry],
+                decisions: list[Entry], left_out: int = 0, budget: int = STABLE_BUDGET_TOKENS) -> str:
+    """The system-prompt block: the project's commands, its hot files and their roles, its top rules, the tool hint.
 
-    Entries carry the month they were stored, never a relative age: the block must not change with the clock.
+    Each part is capped and the whole stays under the budget; entries carry the month they were stored,
+    never a relative age: the block must not change with the clock.
     """
     used = estimate_tokens(TOOL_HINT) + 40
     sections: list[str] = []
-    left_out = 0
-    for title, group in (("Constraints (always respect):", constraints), ("Key decisions:", decisions)):
+    if commands:
+        sections.append("Commands that worked in this project (exit 0; sessions): " + ", ".join(
+            f"`{command}` ({count})" for command, count in commands))
+    if files:
+        sections.append("Files changed most in recent sessions: " + file_list(files))
+    used += sum(estimate_tokens(section) for section in sections)
+    for title, group in (("Rules (always respect):", rules), ("Key decisions:", decisions)):
         lines = []
         for entry in group:
-            line = _line(entry, coarse_date(entry.time))
+            line = _line(entry, coarse_date(entry.time), RULE_CHARS)
             cost = estimate_tokens(line) + 1
             if used + cost > budget:
                 left_out += 1
@@ -54,24 +78,50 @@ def stable_text(constraints: list[Entry], decisions: list[Entry], budget: int = 
         if lines:
             sections.append("\n".join([title, *lines]))
     if left_out:
-        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them.)")
+        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them, and past sessions.)")
     body = "\n\n".join([*sections, TOOL_HINT])
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
 
-def whisper_text(hits: list[tuple[Entry, float]], now: datetime) -> str | None:
+def common_folder(paths: list[str]) -> str:
+    """The folder, ending in `/`, that holds the most of the paths under one top folder ('' when fewer than two)."""
+    tops = Counter(path.split("/", 1)[0] for path in paths if "/" in path)
+    if not tops:
+        return ""
+    top = min(tops, key=lambda name: (-tops[name], name))
+    group = [path for path in paths if path.startswith(top + "/")]
+    folder = posixpath.dirname(posixpath.commonprefix(group)) if len(group) > 1 else ""
+    return folder + "/" if folder else ""
+
+
+def file_list(files: list[tuple[str, list[str]]]) -> str:
+    """Hot files with their roles: those under the most shared folder after it, the others in full."""
+    folder = common_folder([path for path, _ in files])
+
+    def shown(path: str, names: list[str]) -> str:
+        return f"`{path}`" + (f" ({', '.join(f'`{name}`' for name in names)})" if names else "")
+
+    inside = [shown(path[len(folder):], names) for path, names in files if folder and path.startswith(folder)]
+    outside = [shown(path, names) for path, names in files if not (folder and path.startswith(folder))]
+    groups = ([f"in `{folder}`: " + ", ".join(inside)] if inside else []) + ([", ".join(outside)] if outside else [])
+    return "; ".join(groups)
+
+
+def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WHISPER_SHOWN_FIRST) -> str | None:
     """The end-of-context reminder for the newest user message (ages relative to `now`), or None without hits."""
     lines = []
     used = 30
-    for entry, _score in hits[:WHISPER_HITS]:
-        line = _line(entry, relative_age(entry.time, now), 300)
+    for entry, _score in hits[:shown]:
+        if entry.type == "episode":
+            entry = Entry(entry.id, entry.type, brief(entry.text, WHISPER_GOAL_CHARS), entry.time, entry.scope)
+        line = _line(entry, relative_age(entry.time, now), WHISPER_CHARS)
         if used + estimate_tokens(line) > WHISPER_BUDGET_TOKENS:
             break
         used += estimate_tokens(line)
         lines.append(line)
     if not lines:
         return None
-    return "<deep-memory-recall>\nStored memories that may bear on this (memory_search for more):\n" + "\n".join(
+    return "<deep-memory-recall>\nMemories that may bear on this:\n" + "\n".join(
         lines
     ) + "\n</deep-memory-recall>"
 

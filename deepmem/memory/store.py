@@ -18,6 +18,7 @@ from deepmem.memory.files import (
     scope_dir,
     write_memory_file,
 )
+from deepmem.memory.staleness import remember_hashes
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.redact import redactor_for
 from deepmem.types import InputError
@@ -115,6 +116,9 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
     text, kind = redactor_for(root).text(clean_text(text)), check_type(kind)
+    if kind == "episode":
+        raise InputError("episodes are written by checkpoints, one per session; store a decision, constraint, "
+                         "gotcha, fact or note")
     path = memory_path(root, scope)
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
@@ -140,6 +144,8 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
             status, message = "stored", f"stored as [{entry.id}]"
         dedup.add(entry)
         dedup.digest = state.digest
+    if scope == "project":
+        remember_hashes(root, [entry])
     return Outcome(status, entry, message)
 
 
