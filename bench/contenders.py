@@ -7,8 +7,9 @@ from pathlib import Path
 
 from bench.corpus import CORPUS
 from bench.opencode_prune import OpenCodePrune
-from bench.strategies import Deepmem, MaskOldOutputs, Strategy, Uncompressed
+from bench.strategies import MaskOldOutputs
 from deepmem.accounting import DEFAULT_PRICES
+from deepmem.replay import Contender, Deepmem, Uncompressed
 from deepmem.types import Settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
@@ -18,7 +19,7 @@ class Unavailable(Exception):
     """A contender that cannot run here; the message says why."""
 
 
-def headroom() -> Strategy:
+def headroom() -> Contender:
     """headroom-ai's compress, or Unavailable when the package cannot be imported."""
     try:
         from bench.headroom_contender import Headroom
@@ -27,14 +28,14 @@ def headroom() -> Strategy:
     return Headroom()
 
 
-def deepmem_at(tier: str | None) -> Callable[[], Strategy]:
+def deepmem_at(tier: str | None) -> Callable[[], Contender]:
     """deepmem at default settings, at a fixed tier (None: the automatic one), its jumps priced
     for the prices the comparison bills (`deepmem.accounting.DEFAULT_PRICES`)."""
     name = f"deepmem-{tier}" if tier else "deepmem"
     return lambda: Deepmem(Settings(), tier, name, prices=DEFAULT_PRICES)
 
 
-CONTENDERS: dict[str, tuple[str, Callable[[], Strategy]]] = {
+CONTENDERS: dict[str, tuple[str, Callable[[], Contender]]] = {
     "none": ("no compression: the history as recorded", Uncompressed),
     "opencode-prune": (
         "OpenCode 1.18's prune (compaction.prune: true): after a user turn, old tool outputs beyond the newest 40K tokens cleared",

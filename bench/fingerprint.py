@@ -21,19 +21,15 @@ import xxhash  # noqa: E402
 
 from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
 from deepmem.config import load_settings  # noqa: E402
-from deepmem.history import step_indexes  # noqa: E402
-from deepmem.pipeline import apply_transform, plan_transform  # noqa: E402
+from deepmem.replay import Deepmem, session_steps  # noqa: E402
 
 
 def session_fingerprint(path: Path) -> str:
     """Hash of the transformed history at every assistant step of one session."""
-    settings = load_settings(None)
-    messages = load_messages(path)
+    deepmem = Deepmem(load_settings(None))
     digest = xxhash.xxh3_128()
-    for index in step_indexes(messages):
-        history = messages[:index]
-        plan = plan_transform(history, settings)
-        digest.update(orjson.dumps(apply_transform(history, plan), option=orjson.OPT_SORT_KEYS))
+    for step in session_steps(load_messages(path)):
+        digest.update(orjson.dumps(deepmem.messages(step.history), option=orjson.OPT_SORT_KEYS))
     return digest.hexdigest()
 
 

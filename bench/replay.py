@@ -25,13 +25,11 @@ import msgspec  # noqa: E402
 from bench.corpus import CORPORA, load_messages, session_paths  # noqa: E402
 from bench.latency import format_latency, measure_latency  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
-from bench.strategies import Deepmem, Hindsight, MaskOldOutputs, Uncompressed, grid_settings  # noqa: E402
+from bench.strategies import Hindsight, MaskOldOutputs, grid_settings  # noqa: E402
 from bench.tokens_o200k import TokenCounter  # noqa: E402
 from deepmem.accounting import Meter, ratios  # noqa: E402
-from deepmem.history import message_steps, step_indexes  # noqa: E402
-from deepmem.jumps import request_pauses, request_times  # noqa: E402
 from deepmem.prices import FAMILIES, REPORTED, PriceModel  # noqa: E402
-from deepmem.support import quoted_lines  # noqa: E402
+from deepmem.replay import Deepmem, Uncompressed, replay_session  # noqa: E402
 from deepmem.types import Settings  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -50,36 +48,6 @@ def contenders(settings: Settings, grid: list[tuple[int, int]], models: list[Pri
         MaskOldOutputs(keep=10, every=10),
         *grid_settings(settings, grid),
     ]
-
-
-def reread_tokens(history: list, missing: list[str], counter: TokenCounter) -> int:
-    """Tokens of the newest tool outputs holding the missing lines: what reading them again costs."""
-    outputs = [
-        str((part.get("state") or {}).get("output") or "")
-        for message in history
-        for part in message["parts"]
-        if part.get("type") == "tool"
-    ]
-    found = {next((text for text in reversed(outputs) if line in text), "") for line in missing}
-    return sum(counter.count_many(sorted(text for text in found if text)))
-
-
-def replay_session(messages: list, players: list, counter: TokenCounter) -> dict[str, Meter]:
-    """Every contender's meter after replaying all steps of one session."""
-    meters = {player.name: Meter() for player in players}
-    steps = message_steps(messages)
-    pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
-    for index in step_indexes(messages):
-        history = messages[:index]
-        quoted = quoted_lines(history, messages[index])
-        pause = pauses[steps[index] - 1]
-        for player in players:
-            units, marks = player.request(history)
-            seen = "\n".join(units) if quoted else ""
-            missing = [line for line in quoted if line not in seen]
-            recovery = reread_tokens(history, missing, counter) if missing else 0
-            meters[player.name].add(units, counter.count_many(units), quoted, pause, recovery, marks)
-    return meters
 
 
 def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[str, dict[str, dict[str, float]]]:

@@ -1,4 +1,4 @@
-"""What each contender sends at a step: deepmem at some settings, or a masking baseline.
+"""What the bench's own contenders send at a step: deepmem on the hindsight schedule, or a masking baseline.
 
 A strategy is created fresh for each session and asked for the history of each step in
 order (in OpenCode's message shape, as the provider would receive it), so stateful
@@ -7,71 +7,18 @@ baselines (masking in batches, OpenCode's prune) see the steps as a provider wou
 
 from __future__ import annotations
 
-import time
-
 import msgspec
 
 from bench.oracle import hindsight_jumps
-from deepmem.context import request_units
 from deepmem.history import message_steps
 from deepmem.jumps import Sizes
-from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
+from deepmem.pipeline import message_digest, step_sizes
 from deepmem.prices import PriceModel
-from deepmem.types import Message, Settings, Tier
+from deepmem.replay import Deepmem
+from deepmem.types import Message, Settings
 
 CLEARED = "[output cleared]"
 """What the masking baselines leave in place of a hidden tool output."""
-
-
-class Strategy:
-    """A contender: `messages` gives the history it sends; `request` its visible units and cache marks."""
-
-    name = "strategy"
-
-    def messages(self, history: list[Message]) -> list[Message]:
-        """The history as this contender sends it."""
-        raise NotImplementedError
-
-    def request(self, history: list[Message]) -> tuple[list[str], tuple[int, ...]]:
-        """Visible units of what this contender sends, and its cache marks (`request_units`)."""
-        return request_units(self.messages(history))
-
-
-class Uncompressed(Strategy):
-    """The history exactly as recorded."""
-
-    name = "none"
-
-    def messages(self, history: list[Message]) -> list[Message]:
-        """The raw history."""
-        return history
-
-
-class Deepmem(Strategy):
-    """deepmem's transform (plan, edits, nudges appended at the end) at given settings and prices."""
-
-    def __init__(
-        self, settings: Settings, tier: Tier | None = None, name: str = "deepmem", prices: PriceModel | None = None
-    ):
-        self.name = name
-        self.settings = settings
-        self.tier = tier
-        self.prices = prices
-        self.seconds: list[float] = []
-        self.failures = 0
-
-    def jumps(self, history: list[Message]) -> tuple[int, ...] | None:
-        """The schedule to impose on this step (None: the pipeline's own)."""
-        return None
-
-    def messages(self, history: list[Message]) -> list[Message]:
-        """The history after the transform; times the transform itself."""
-        start = time.perf_counter()
-        plan = plan_transform(history, self.settings, self.tier, prices=self.prices, jumps=self.jumps(history))
-        messages = apply_transform(history, plan)
-        self.seconds.append(time.perf_counter() - start)
-        self.failures += plan.failures
-        return messages
 
 
 class Hindsight(Deepmem):
@@ -116,7 +63,7 @@ def with_outputs(history: list[Message], replaced: dict[tuple[int, int], str]) -
     return result
 
 
-class MaskOldOutputs(Strategy):
+class MaskOldOutputs:
     """Keep only the newest `keep` tool outputs; move the cut every `every` steps."""
 
     def __init__(self, keep: int = 10, every: int = 1):
