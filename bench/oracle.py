@@ -4,16 +4,17 @@ The online schedule (`deepmem.jumps`) decides each jump knowing only the steps s
 In hindsight, knowing every step of the session, the cheapest schedule under the same
 cost model is found exactly: the state before step t is the boundary b in force, and
 step t either keeps it or jumps to t − tail_steps. A step's cost depends only on b and
-the jump (`step_cost`), so the table V[t][b] of the cheapest cost of steps t…S is filled
-backwards in O(S²). The replay then runs the pipeline with the schedule found, same
-compressors and prices, and bills it like every other contender.
+the jump (`deepmem.jumps.step_cost`, the online schedule's own), so the table V[t][b]
+of the cheapest cost of steps t…S is filled backwards in O(S²). The replay then runs the
+pipeline with the schedule found, same compressors and prices, and bills it like every
+other contender.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from deepmem.jumps import PRESSURE_SHARE, Sizes, step_cost
+from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
 from deepmem.prices import PriceModel
 from deepmem.types import Settings
 
@@ -30,30 +31,25 @@ def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, pric
 
 
 def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
-    """The schedule of least model cost knowing the whole session (requests kept under the window)."""
+    """The schedule of least model cost knowing the whole session (requests kept under the window).
+
+    Each step's row of the table is priced by `deepmem.jumps`' own step costs, given every
+    boundary at once as an array.
+    """
     steps = len(sizes.tokens) - 1
-    read, tail = prices.read, settings.tail_steps
-    tokens = np.asarray(sizes.tokens, dtype=np.float64)
-    probed = np.asarray(sizes.probed, dtype=np.float64)
+    tail = settings.tail_steps
+    table = Sizes(np.asarray(sizes.tokens, dtype=np.float64), np.asarray(sizes.probed, dtype=np.float64), sizes.cold)
     limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
     boundaries = np.arange(steps + 1)
     later = np.zeros(steps + 1)
     choice = np.zeros((steps + 1, steps + 1), dtype=bool)
     for step in range(steps, 0, -1):
-        request = probed + tokens[step] - tokens
-        if sizes.cold[step]:
-            stay = request.copy()
-        else:
-            stay = read * (probed + tokens[step - 1] - tokens) + tokens[step] - tokens[step - 1]
-        stay = np.where(request > limit, np.inf, stay) + later
+        stay = stay_cost(table, step, boundaries, prices)
+        stay = np.where(request_tokens(table, step, boundaries) > limit, np.inf, stay) + later
         target = step - tail
         now = stay
         if target > 0:
-            if sizes.cold[step] or prices.cached_at_marks:
-                jump = np.full(steps + 1, probed[target] + tokens[step] - tokens[target])
-            else:
-                jump = read * probed + probed[target] - probed + tokens[step] - tokens[target]
-            jump = jump + later[target]
+            jump = jump_cost(table, step, boundaries, target, prices) + later[target]
             better = (boundaries < target) & (jump < stay)
             choice[step] = better
             now = np.where(better, jump, stay)
