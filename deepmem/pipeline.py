@@ -34,7 +34,7 @@ from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_f
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
-from deepmem.prices import PriceModel, family_of_messages
+from deepmem.prices import PriceModel, resolve_prices
 from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
@@ -545,7 +545,7 @@ def plan_transform(
         if digests is None:
             digests = [message_digest(message) for message in messages]
         steps = message_steps(messages)
-        prices = prices or family_of_messages(messages)
+        prices = prices or resolve_prices(messages)
         cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices.ttl_seconds)
         if jumps is None:
             jumps = schedule(messages, digests, steps, settings, prices, cold)

@@ -50,7 +50,7 @@ from deepmem.config import config_problem, fall_back_to_defaults, load_config, m
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
-from deepmem.prices import PriceModel, family_of, family_of_messages, from_opencode
+from deepmem.prices import PriceModel, resolve_prices
 from deepmem.redact import redactor_for
 from deepmem.types import DeepmemError, Message, Settings
 from deepmem.upkeep import start_up
@@ -225,12 +225,7 @@ class Engine:
     def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
         """The prices the session's jumps are weighed with: `[cost]`, else the model's own as
         OpenCode passed them, else the family the model or the messages name."""
-        model = self.session(session_id).model
-        family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
-        if family is None or family.name == "unknown":
-            family = family_of_messages(messages)
-        own = from_opencode(model, family) if model else None
-        return self.config.cost.prices(own or family) or own or family
+        return resolve_prices(messages, self.session(session_id).model, self.config.cost.prices)
 
     def store_originals(self, plan: Plan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""

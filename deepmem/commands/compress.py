@@ -7,8 +7,9 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.config import load_settings
+from deepmem.config import load_config
 from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.prices import resolve_prices
 from deepmem.sessionio import encode_json, read_session, write_output
 
 
@@ -25,9 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compress, store originals in CCR, write the same shape back."""
-    settings = load_settings(args.root)
+    config = load_config(args.root)
+    settings = config.compress
     session = read_session(args.input)
-    plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier)
+    prices = resolve_prices(session.messages, configured=config.cost.prices)
+    plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier, prices=prices)
     CCRStore(args.root, settings).put_all(plan.originals)
     session.messages = apply_transform(session.messages, plan)
     write_output(encode_json(session.to_json()), args.output)
