@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from deepmem.config import load_settings
 from deepmem.history import history_tokens, visible_text
 from deepmem.pipeline import message_digest, plan_transform
@@ -132,7 +132,7 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=200_000, help="grow the session to this size")
     parser.add_argument("--rss-tokens", type=int, default=1_000_000, help="session size for the RSS figure")
     parser.add_argument("--rss-stride", type=int, default=10, help="feed every Nth step of the RSS session")
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

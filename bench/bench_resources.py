@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from bench.bench_bridge import build_session, step_lengths
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from deepmem import __version__
 from deepmem.bridge.protocol import PROTOCOL, chain_digest
 from deepmem.history import history_tokens
@@ -146,7 +146,7 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=1_000_000)
     parser.add_argument("--stride", type=int, default=10, help="feed every Nth step")
     parser.add_argument("--sessions", type=int, default=100)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     args = parser.parse_args()
     long = one_long_session(args.corpus, args.tokens, args.stride)
     print_table(f"A. one session to ~{args.tokens:,} tokens, {long['steps']} steps fed in {long['seconds']:.0f} s",

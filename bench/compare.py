@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from bench.compare_report import draw_savings, draw_steps, markdown_table
-from bench.contenders import CONTENDERS, CORPORA, Unavailable, help_text
+from bench.contenders import CONTENDERS, Unavailable, help_text
+from bench.corpora import DEFAULT, corpus_folder, session_paths
 from bench.headroom_contender import headroom_version
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
@@ -30,13 +31,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def figures(meter: Meter, baseline: Meter) -> dict[str, float]:
     """Ratios against no compression, plus how many quoted lines next-step support counts."""
     return {**ratios(meter, baseline), "quoted_lines": meter.quoted}
-
-
-def corpus_files(corpus: str, limit: int | None) -> list[Path]:
-    """The session files of a named corpus or folder, sorted by name, the first `limit`."""
-    _, folder, pattern = CORPORA.get(corpus, ("", Path(corpus), "*.json"))
-    paths = sorted(path for path in folder.glob(pattern) if path.name != "manifest.json")
-    return paths[:limit] if limit else paths
 
 
 def make_players(names: list[str]) -> tuple[list, dict[str, str]]:
@@ -118,12 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         epilog=help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--corpus", default="swe-gemini3", help="a corpus name (below) or a folder of exports")
+    parser.add_argument("--corpus", default=DEFAULT, help="a corpus name (below) or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by file name)")
     parser.add_argument("--contenders", type=parse_names, default=list(CONTENDERS), help="comma-separated names (default: all)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the outputs")
     args = parser.parse_args(argv)
-    paths = corpus_files(args.corpus, args.sessions)
+    paths = session_paths(corpus_folder(args.corpus), args.sessions)
     if not paths:
         parser.error(f"no sessions in {args.corpus}")
     result = compare(paths, args.contenders)

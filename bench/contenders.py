@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from bench.corpus import CORPUS
+from bench.corpora import corpora
 from bench.opencode_prune import OpenCodePrune
 from bench.strategies import MaskOldOutputs
 from deepmem.accounting import DEFAULT_PRICES
 from deepmem.replay import Contender, Deepmem, Uncompressed
 from deepmem.types import Settings
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 
 
 class Unavailable(Exception):
@@ -58,18 +55,11 @@ CONTENDERS: dict[str, tuple[str, Callable[[], Contender]]] = {
 }
 """name → (what it is, factory of a fresh instance per session). `none` is the baseline."""
 
-CORPORA: dict[str, tuple[str, Path, str]] = {
-    "swe-gemini3": ("100 mini-swe-agent sessions (bash only) in OpenCode export format", CORPUS, "*.json"),
-    "opencode-fixtures": ("sessions recorded from the real OpenCode 1.18.33 (fixtures/sessions)", FIXTURES, "opencode-*.json"),
-}
-"""name → (what it is, folder, file pattern). Any other folder of exports works by path."""
-
-
 def help_text() -> str:
     """The contenders and corpora, for --help."""
     lines = ["contenders:"]
     lines += [f"  {name:<26}{about}" for name, (about, _) in CONTENDERS.items()]
     lines += ["", "corpora (or any folder of `opencode export` files):"]
-    lines += [f"  {name:<26}{about} ({folder})" for name, (about, folder, _) in CORPORA.items()]
+    lines += [f"  {name:<26}{folder}" for name, folder in corpora().items()]
     return "\n".join(lines)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
 from deepmem.history import is_user_typed
 from deepmem.tokens import estimate_tokens
@@ -94,7 +94,7 @@ def format_measure(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print the estimator's accuracy and speed on the corpus."""
     parser = argparse.ArgumentParser(prog="python -m bench.estimator", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions")
     args = parser.parse_args(argv)
     print(format_measure(measure(session_paths(args.corpus, args.sessions))), end="")

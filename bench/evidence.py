@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from deepmem.sessionio import atomic_write, encode_json
 from deepmem.types import Message, Part
 
@@ -172,7 +172,7 @@ def write_fixtures(corpus: Path, out: Path, count: int) -> dict[str, list[dict[s
 def main(argv: list[str] | None = None) -> int:
     """Regenerate the evidence fixtures and print what they hold."""
     parser = argparse.ArgumentParser(prog="python -m bench.evidence", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--out", type=Path, default=FIXTURES)
     parser.add_argument("--count", type=int, default=10, help="number of sessions")
     args = parser.parse_args(argv)

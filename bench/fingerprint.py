@@ -19,7 +19,7 @@ if __package__ in (None, ""):  # run as `python bench/fingerprint.py`
 import orjson  # noqa: E402
 import xxhash  # noqa: E402
 
-from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths  # noqa: E402
 from deepmem.config import load_settings  # noqa: E402
 from deepmem.replay import Deepmem, session_steps  # noqa: E402
 
@@ -36,7 +36,7 @@ def session_fingerprint(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Print (and optionally write or compare) the per-session fingerprints."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--sessions", type=int, default=None)
     parser.add_argument("--out", type=Path, help="write the fingerprints as JSON")
     parser.add_argument("--against", type=Path, help="compare with fingerprints written earlier")

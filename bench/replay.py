@@ -8,7 +8,7 @@ compared with the previous step's request, and every meter is priced under each 
 model. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
 and `.png`.
 
-    python -m bench.replay [--corpus DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid ''] [--no-latency]
+    python -m bench.replay [--corpus NAME|DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid ''] [--no-latency]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ if __package__ in (None, ""):  # run as `python bench/replay.py`
 
 import msgspec  # noqa: E402
 
-from bench.corpus import CORPORA, load_messages, session_paths  # noqa: E402
+from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths  # noqa: E402
 from bench.latency import format_latency, measure_latency  # noqa: E402
 from bench.report import draw_chart, format_sessions, format_totals, write_json  # noqa: E402
 from bench.strategies import Hindsight, MaskOldOutputs, grid_settings  # noqa: E402
@@ -143,7 +143,7 @@ def parse_models(text: str) -> list[PriceModel]:
 def main(argv: list[str] | None = None) -> int:
     """Replay every corpus, print tables, write JSON and charts."""
     parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, action="append", help="folder of exported sessions (repeatable; default: all three)")
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
     parser.add_argument("--sessions", type=int, help="replay only the first N sessions (by name) of each corpus")
     parser.add_argument("--prices", type=parse_models, default=parse_models(",".join(REPORTED)), help="price models, comma-separated")
     parser.add_argument(
@@ -155,21 +155,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay-<corpus>.json and .png")
     args = parser.parse_args(argv)
-    corpora = args.corpus or CORPORA
+    folders = args.corpus or list(corpora().values())
     settings = Settings()
-    for corpus in corpora:
+    for corpus in folders:
         paths = session_paths(corpus, args.sessions)
         if not paths:
             parser.error(f"no sessions in {corpus}")
         result = replay_corpus(paths, settings, args.grid, args.prices)
         print(format_sessions(result, args.prices[0].name), end="")
         print(format_totals(result), end="")
-        name = corpus.name
+        name = corpus_name(corpus)
         write_json(result, args.out / f"replay-{name}.json")
         draw_chart(result, args.out / f"replay-{name}.png", args.prices[0].name)
         print(f"wrote {args.out / f'replay-{name}.json'} and {args.out / f'replay-{name}.png'}\n")
     if not args.no_latency:
-        latency = measure_latency(session_paths(corpora[0]), settings)
+        latency = measure_latency(session_paths(folders[0]), settings)
         print(format_latency(latency), end="")
         write_json(latency, args.out / "latency.json")
     return 0

@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import load_messages, session_paths
+from bench.corpora import corpora, corpus_folder, load_messages, session_paths
 from deepmem.redact import Redactor
-
-CORPORA = [Path("/work/shared/corpus/swe-gemini3"), Path("/work/shared/corpus/swe-deepseek")]
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -56,11 +54,11 @@ def hits(folder: Path, redactor: Redactor) -> Iterator[tuple[str, str, str, str]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, action="append", help="corpus folder (default: both shared corpora)")
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or folder (default: every corpus)")
     args = parser.parse_args()
     redactor = Redactor()
     total: Counter[str] = Counter()
-    for folder in args.corpus or CORPORA:
+    for folder in args.corpus or corpora().values():
         found = list(hits(folder, redactor))
         print(f"## {folder.name}: {len(found)} hits in {len({hit[0] for hit in found})} of "
               f"{len(session_paths(folder))} sessions (each distinct hit once, with its count and first session)")
