@@ -6,7 +6,7 @@ counted (by whichever counter the caller trusts), compared with the contender's 
 request for the prompt cache, and billed after the pause its timestamps show. The lines
 the step quotes from earlier tool output (`deepmem.support`) measure support, and what
 re-reading those out of view would cost. `deepmem audit`, `python -m bench`,
-`python -m bench.replay` and the byte check all step sessions through here.
+`python -m bench.runners.replay` and the byte check all step sessions through here.
 """
 
 from __future__ import annotations

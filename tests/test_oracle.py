@@ -7,7 +7,7 @@ import random
 import msgspec
 import pytest
 
-from bench.oracle import hindsight_jumps, schedule_cost
+from bench.contenders.hindsight import hindsight_jumps, schedule_cost
 from deepmem.jumps import PRESSURE_SHARE, Sizes, request_tokens, step_cost
 from deepmem.prices import FAMILIES, PriceModel
 from deepmem.types import Settings

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from deepmem.history import message_steps
 from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
+from deepmem.pipeline import message_digest, step_sizes
 from deepmem.prices import PriceModel
-from deepmem.types import Settings
+from deepmem.replay import Deepmem
+from deepmem.types import Message, Settings
 
 
 def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, prices: PriceModel) -> float:
@@ -60,3 +63,22 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
             boundary = step - tail
             jumps.append(boundary)
     return tuple(jumps)
+
+
+class Hindsight(Deepmem):
+    """deepmem with the cheapest schedule of jumps knowing the whole session."""
+
+    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message]):
+        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices)
+        self.schedule = hindsight_jumps(session_sizes(session, settings, prices), settings, prices)
+
+    def jumps(self, history: list[Message]) -> tuple[int, ...]:
+        """The hindsight schedule's jumps made by this step."""
+        reachable = message_steps(history)[-1] - self.settings.tail_steps if history else 0
+        return tuple(jump for jump in self.schedule if jump <= max(reachable, 0))
+
+
+def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
+    """What the schedule weighs over a whole session (as the pipeline measures it)."""
+    digests = [message_digest(message) for message in messages]
+    return step_sizes(messages, digests, message_steps(messages), settings, prices)

@@ -1,6 +1,6 @@
 """Resource benchmark: the engine's memory over a 1M-token session and over 100 sessions.
 
-    python -m bench.bench_resources [--tokens 1000000] [--stride 10] [--sessions 100] [--corpus DIR]
+    python -m bench.runners.resources [--tokens 1000000] [--stride 10] [--sessions 100] [--corpus DIR]
 
 A real `deepmem bridge` process is driven over the wire the way the plugin drives it
 (incremental requests: a kept prefix with its chained digest, then only the new messages).
@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from bench.bench_bridge import build_session, step_lengths
 from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
+from bench.runners.bridge import build_session, step_lengths
 from deepmem import __version__
 from deepmem.bridge.protocol import PROTOCOL, chain_digest
 from deepmem.history import history_tokens

@@ -1,6 +1,6 @@
 """Fidelity of compression on the evidence fixtures: visible, restorable or lost, per kind.
 
-    python -m bench.fidelity
+    python -m bench.runners.fidelity
 
 The same check backs `tests/test_fidelity.py`. Each session of `fixtures/evidence/` is
 compressed at its last step; an evidence item is *visible* when the compressed text of
@@ -17,13 +17,14 @@ from pathlib import Path
 
 import orjson
 
+from bench.corpora import REPOSITORY
 from deepmem.history import visible_text
 from deepmem.markers import marker_keys, shown_key
 from deepmem.pipeline import PART_KEY, apply_edits, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.types import Part, Settings, Tier
 
-EVIDENCE = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+EVIDENCE = REPOSITORY / "fixtures" / "evidence"
 EVIDENCE_SETS = {"swe-gemini3": EVIDENCE, "swe-deepseek": EVIDENCE.parent / "evidence-deepseek"}
 """The evidence fixtures of each corpus, reported and gated on their own."""
 STATUSES = ("visible", "restorable", "lost")
@@ -117,7 +118,7 @@ def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the fidelity table of each corpus at default settings (automatic tier) and at tier high."""
-    parser = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.fidelity", description=__doc__.split("\n")[0])
     parser.parse_args(argv)
     for corpus, folder in EVIDENCE_SETS.items():
         for label, tier in (("default settings, automatic tier", None), ("tier high", "high")):

@@ -1,6 +1,6 @@
 """Exact restore after a restart: `deepmem compress`, then `deepmem expand --session` in a new process.
 
-    python -m bench.restore_exact [--corpus DIR ...] [--limit N]
+    python -m bench.runners.restore_exact [--corpus DIR ...] [--limit N]
 
 For every session of the shared corpora and the fixtures, both commands run as separate
 processes on one project (originals sealed on disk, the key in a temporary data folder);

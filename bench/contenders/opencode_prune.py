@@ -14,7 +14,7 @@ turn (not something OpenCode does; it shows what the rule would give if it did).
 
 from __future__ import annotations
 
-from bench.strategies import with_outputs
+from bench.contenders.masking import with_outputs
 from deepmem.types import Message
 
 PRUNED = "[Old tool result content cleared]"

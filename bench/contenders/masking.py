@@ -1,43 +1,16 @@
-"""What the bench's own contenders send at a step: deepmem on the hindsight schedule, or a masking baseline.
+"""Observation masking: the newest tool outputs kept, older ones cleared, the cut moved every step or in batches.
 
-A strategy is created fresh for each session and asked for the history of each step in
+A contender is created fresh for each session and asked for the history of each step in
 order (in OpenCode's message shape, as the provider would receive it), so stateful
 baselines (masking in batches, OpenCode's prune) see the steps as a provider would.
 """
 
 from __future__ import annotations
 
-import msgspec
-
-from bench.oracle import hindsight_jumps
-from deepmem.history import message_steps
-from deepmem.jumps import Sizes
-from deepmem.pipeline import message_digest, step_sizes
-from deepmem.prices import PriceModel
-from deepmem.replay import Deepmem
-from deepmem.types import Message, Settings
+from deepmem.types import Message
 
 CLEARED = "[output cleared]"
 """What the masking baselines leave in place of a hidden tool output."""
-
-
-class Hindsight(Deepmem):
-    """deepmem with the cheapest schedule of jumps knowing the whole session (`bench.oracle`)."""
-
-    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message]):
-        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices)
-        self.schedule = hindsight_jumps(session_sizes(session, settings, prices), settings, prices)
-
-    def jumps(self, history: list[Message]) -> tuple[int, ...]:
-        """The hindsight schedule's jumps made by this step."""
-        reachable = message_steps(history)[-1] - self.settings.tail_steps if history else 0
-        return tuple(jump for jump in self.schedule if jump <= max(reachable, 0))
-
-
-def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
-    """What the schedule weighs over a whole session (as the pipeline measures it)."""
-    digests = [message_digest(message) for message in messages]
-    return step_sizes(messages, digests, message_steps(messages), settings, prices)
 
 
 def tool_outputs(history: list[Message]) -> list[tuple[int, int]]:
@@ -80,14 +53,3 @@ class MaskOldOutputs:
             self.cutoff = max(0, len(outputs) - self.keep)
         self.steps += 1
         return with_outputs(history, dict.fromkeys(outputs[: self.cutoff], CLEARED))
-
-
-def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem]:
-    """One deepmem contender per (tail_steps, batch_steps) point of the fixed schedule."""
-    return [
-        Deepmem(
-            msgspec.structs.replace(base, tail_steps=tail, batch_steps=batch, schedule="fixed"),
-            name=f"fixed-tail{tail}-batch{batch}",
-        )
-        for tail, batch in points
-    ]

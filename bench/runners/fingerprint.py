@@ -4,24 +4,20 @@ A refactor that must not change outputs is checked by running this before and af
 comparing: the same hash per session means the same bytes at every step (the messages
 after the transform: the plan's edits and its trailing nudges applied).
 
-    python -m bench.fingerprint [--corpus DIR] [--sessions N] [--out FILE] [--against FILE]
+    python -m bench.runners.fingerprint [--corpus NAME|DIR] [--sessions N] [--out FILE] [--against FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as `python bench/fingerprint.py`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import orjson
+import xxhash
 
-import orjson  # noqa: E402
-import xxhash  # noqa: E402
-
-from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths  # noqa: E402
-from deepmem.config import load_settings  # noqa: E402
-from deepmem.replay import Deepmem, session_steps  # noqa: E402
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
+from deepmem.config import load_settings
+from deepmem.replay import Deepmem, session_steps
 
 
 def session_fingerprint(path: Path) -> str:

@@ -15,17 +15,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.compare_report import draw_savings, draw_steps, markdown_table
 from bench.contenders import CONTENDERS, Unavailable, help_text
+from bench.contenders.headroom import headroom_version
 from bench.corpora import DEFAULT, corpus_folder, session_paths
-from bench.headroom_contender import headroom_version
+from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
 from deepmem.replay import replay_session
 from deepmem.sessionio import atomic_write, encode_json, read_session
 from deepmem.types import InputError
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def figures(meter: Meter, baseline: Meter) -> dict[str, float]:

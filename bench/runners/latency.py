@@ -1,6 +1,6 @@
 """Transform speed and memory on long histories built by concatenating corpus sessions.
 
-Run alone with `python -m bench.latency`; `bench.replay` runs it too unless told not to.
+Run alone with `python -m bench.runners.latency`; `python -m bench.replay` runs it too unless told not to.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def format_latency(result: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the latency figures for the default settings."""
-    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.latency", description=__doc__)
     parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--steps", type=int, default=20, help="steps timed on the 200K history")
     args = parser.parse_args(argv)

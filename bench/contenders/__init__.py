@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bench.contenders.masking import MaskOldOutputs
+from bench.contenders.opencode_prune import OpenCodePrune
 from bench.corpora import corpora
-from bench.opencode_prune import OpenCodePrune
-from bench.strategies import MaskOldOutputs
 from deepmem.accounting import DEFAULT_PRICES
 from deepmem.replay import Contender, Deepmem, Uncompressed
 from deepmem.types import Settings
@@ -19,7 +19,7 @@ class Unavailable(Exception):
 def headroom() -> Contender:
     """headroom-ai's compress, or Unavailable when the package cannot be imported."""
     try:
-        from bench.headroom_contender import Headroom
+        from bench.contenders.headroom import Headroom
     except ImportError as exc:
         raise Unavailable(f"headroom-ai is not installed ({exc}); pip install -e '.[bench]'") from None
     return Headroom()

@@ -1,7 +1,7 @@
 """Checkpoint benchmark over the swe-gemini3 corpus: files-modified recall, unresolved errors
 kept, and the time to checkpoint a ~1M-token session.
 
-    python bench/bench_checkpoint.py [CORPUS_DIR]
+    python -m bench.runners.checkpoint [CORPUS]
 
 Ground truth is independent of the extractors: the files of each session's final submitted
 diff (the last tool output holding `diff --git` lines), and failing bash calls (non-zero

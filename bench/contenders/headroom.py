@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.strategies import with_outputs
+from bench.contenders.masking import with_outputs
 from deepmem.types import Message
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
