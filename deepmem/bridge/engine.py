@@ -46,12 +46,12 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.session import SessionState, absorb, forget_held
 from deepmem.bridge.tools import TOOL_SCHEMAS, run_tool
 from deepmem.ccr import CCRStore
-from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
+from deepmem.config import config_problem, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.pipeline import Plan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
-from deepmem.redact import redactor_for
+from deepmem.project import Project
 from deepmem.types import DeepmemError, Message, Settings
 from deepmem.upkeep import start_up
 
@@ -75,12 +75,12 @@ class Engine:
     """All state of one bridge process: settings, CCR, and every session it has seen."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
-        fall_back_to_defaults()
+        self.root = Project.load(root, defaults_on_error=True)
+        """The project, its settings read once (the defaults, logged, when one is bad)."""
         self.config_problem = config_problem(self.root)
-        self.config = load_config(self.root)
+        self.config = self.root.config
         self.settings = self.config.compress
-        self.redactor = redactor_for(self.root)
+        self.redactor = self.root.redactor
         self.tidy()
         self.store = CCRStore(self.root, self.settings)
         self.stored_keys: set[str] = set()

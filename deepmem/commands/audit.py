@@ -17,7 +17,6 @@ import msgspec
 
 from deepmem.audit import SessionAudit, audit_session, top_savers
 from deepmem.cli import add_root
-from deepmem.config import load_settings
 from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
 from deepmem.prices import REPORTED
 from deepmem.types import InputError, Message
@@ -99,7 +98,7 @@ def audits(
     chosen: list[tuple[StoredSession, Loader]], args: argparse.Namespace, warnings: list[str]
 ) -> Iterator[SessionAudit]:
     """Each chosen session replayed; one that cannot be loaded is a warning."""
-    settings = load_settings(args.root)
+    settings = args.root.config.compress
     progress = Progress(len(chosen)) if sys.stderr.isatty() and not args.json else None
     for number, (session, load) in enumerate(chosen, 1):
         if progress:

@@ -7,7 +7,6 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.config import load_config
 from deepmem.pipeline import Plan, apply_transform, plan_transform
 from deepmem.prices import resolve_prices
 from deepmem.sessionio import encode_json, read_session, write_output
@@ -26,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compress, store originals in CCR, write the same shape back."""
-    config = load_config(args.root)
+    config = args.root.config
     settings = config.compress
     session = read_session(args.input)
     prices = resolve_prices(session.messages, configured=config.cost.prices)

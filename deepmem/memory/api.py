@@ -10,7 +10,6 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from deepmem.config import load_config
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
@@ -18,6 +17,7 @@ from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.memory.usage import record_use
+from deepmem.project import project_of
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
@@ -107,7 +107,7 @@ def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list
     if not query or not any(read_memory_file(memory_path(root, name), name).entries for name in scopes_of("all")):
         return []
     if min_score is None:
-        min_score = load_config(root).memory.whisper_min_score
+        min_score = project_of(root).config.memory.whisper_min_score
         min_score = float("-inf") if min_score is None else min_score
     terms = set(cached_tokens(query))
     chosen = []
