@@ -13,7 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from deepmem.history import visible_text
-from deepmem.pipeline import Plan
+from deepmem.pipeline import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
 from deepmem.replay import Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens
@@ -71,7 +71,7 @@ class Estimates:
         return [known[unit] if unit in known else known.setdefault(unit, estimate_tokens(unit)) for unit in units]
 
 
-def saved_by_compressor(history: list[Message], plan: Plan) -> dict[str, int]:
+def saved_by_compressor(history: list[Message], plan: TransformPlan) -> dict[str, int]:
     """Estimated tokens each compressor chain saved in a plan, named as `a+b` when several ran."""
     saved: dict[str, int] = {}
     for edit in plan.edits:

@@ -45,7 +45,7 @@ PART_KEY = "part"
 """Compressor name under which whole original parts are stored, for session restore."""
 
 
-class Edit(msgspec.Struct, frozen=True, gc=False):
+class PartEdit(msgspec.Struct, frozen=True, gc=False):
     """Replace one part: addressed by position (files) and by ids (the bridge)."""
 
     message_index: int
@@ -66,12 +66,12 @@ class KindStats(msgspec.Struct):
     tokens_after: int = 0
 
 
-class Plan(msgspec.Struct, frozen=True):
+class TransformPlan(msgspec.Struct, frozen=True):
     """The outcome of one transform, built once (the nudges are computed before it)."""
 
     layout: Layout
     tier: Tier
-    edits: list[Edit]
+    edits: list[PartEdit]
     originals: list[Original]
     stats: dict[str, KindStats]
     failures: int = 0
@@ -83,7 +83,7 @@ class Plan(msgspec.Struct, frozen=True):
     """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
 
 
-class Outcome(msgspec.Struct, frozen=True, gc=False):
+class PartOutcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one part: its replacement (or None), originals, sizes."""
 
     part: Part | None
@@ -181,26 +181,26 @@ def sizes(part: Part) -> tuple[int, int]:
     return len(text), estimate_tokens(text)
 
 
-def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int]) -> Outcome:
+def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int]) -> PartOutcome:
     """Compress one part of `before` (characters, tokens) size (fail open: any error leaves it as it was)."""
     chars, tokens = before
     if not names:
-        return Outcome(None, (), 0, (chars, chars), (tokens, tokens))
+        return PartOutcome(None, (), 0, (chars, chars), (tokens, tokens))
     try:
         new, cut, used, failures = compress_part(part, ctx, names)
         if not used:
-            return Outcome(None, (), failures, (chars, chars), (tokens, tokens))
+            return PartOutcome(None, (), failures, (chars, chars), (tokens, tokens))
         new, whole = mark_restorable(part, new, used)
         after_chars, after_tokens = sizes(new)
     except Exception:  # noqa: BLE001 — a malformed part passes through unchanged
         log.warning("part %s passed through: it could not be compressed", part.get("id"), exc_info=True)
-        return Outcome(None, (), 1, (chars, chars), (tokens, tokens))
-    return Outcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
+        return PartOutcome(None, (), 1, (chars, chars), (tokens, tokens))
+    return PartOutcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
 
 
 def part_outcome(
     part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int], where: tuple[bytes | None, int]
-) -> Outcome:
+) -> PartOutcome:
     """`outcome_for`, memoized on the part's place (message digest, index) when no compressor
     that applies reads the facts: such an outcome depends only on the part, tier, settings and
     the lines its message copied."""
@@ -472,7 +472,7 @@ class Accumulated(msgspec.Struct, gc=False):
     """Per message: running counts of edits, originals and failures up to it."""
     totals: list[dict[str, tuple[int, ...]]] = []
     """Per message: each stats kind's counts summed up to it."""
-    edits: list[Edit] = []
+    edits: list[PartEdit] = []
     originals: list[Original] = []
     message_tokens: list[int] = []
     signals: list[Signals] = []
@@ -499,7 +499,7 @@ class Accumulated(msgspec.Struct, gc=False):
             message_id = str(message["info"].get("id", ""))
             parts = message["parts"]
             self.edits.extend(
-                Edit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
+                PartEdit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
                 for part_index, part in outcome.replaced
             )
             self.originals.extend(outcome.originals)
@@ -533,7 +533,7 @@ def plan_transform(
     digests: list[bytes | None] | None = None,
     prices: PriceModel | None = None,
     jumps: tuple[int, ...] | None = None,
-) -> Plan:
+) -> TransformPlan:
     """Decide every edit for a history seen at its last step.
 
     `digests` (one per message: bytes that change whenever the message does) spare the
@@ -638,7 +638,7 @@ def plan_history(
     digests: list[bytes | None],
     shape: Layout,
     prices: PriceModel,
-) -> Plan:
+) -> TransformPlan:
     """The plan itself (see `plan_transform`)."""
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
@@ -686,7 +686,7 @@ def plan_history(
     CACHES.histories.put(history, done)
     stats = {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()}
     saved = sum(kind.tokens_before - kind.tokens_after for kind in stats.values())
-    return Plan(
+    return TransformPlan(
         shape,
         tier or batches[shape.boundary].tier,
         list(done.edits),
@@ -699,7 +699,7 @@ def plan_history(
     )
 
 
-def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
+def apply_edits(messages: list[Message], edits: list[PartEdit]) -> list[Message]:
     """New messages with each edited part replaced (inputs are not mutated)."""
     by_message: dict[int, dict[int, Part]] = {}
     for edit in edits:
@@ -740,6 +740,6 @@ def append_tail_parts(messages: list[Message], tail_parts: list[Part]) -> list[M
     return [*messages, trailing_message(messages[-1], tail_parts)]
 
 
-def apply_transform(messages: list[Message], plan: Plan) -> list[Message]:
+def apply_transform(messages: list[Message], plan: TransformPlan) -> list[Message]:
     """The messages as the model should see them after this plan: edits, then tail parts."""
     return append_tail_parts(apply_edits(messages, plan.edits), plan.tail_parts)

@@ -21,7 +21,7 @@ from deepmem.accounting import Meter
 from deepmem.context import request_units
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import request_pauses, request_times
-from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
 from deepmem.prices import PriceModel
 from deepmem.support import quoted_lines
 from deepmem.types import Message, Settings, Tier
@@ -67,7 +67,7 @@ class Deepmem:
         self.prices = prices
         self.seconds: list[float] = []
         self.failures = 0
-        self.last: tuple[list[Message], Plan] | None = None
+        self.last: tuple[list[Message], TransformPlan] | None = None
         """The latest history transformed and its plan."""
 
     def jumps(self, history: list[Message]) -> tuple[int, ...] | None:

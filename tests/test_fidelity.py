@@ -26,7 +26,7 @@ ALLOWED_DROP = 0.01
 
 
 @functools.cache
-def outcomes(corpus: str, tier: str) -> dict[str, list[fidelity.Outcome]]:
+def outcomes(corpus: str, tier: str) -> dict[str, list[fidelity.EvidenceOutcome]]:
     """Per session, each evidence item with 'visible', 'restorable' or 'lost' (computed once)."""
     return fidelity.outcomes(TIERS[tier], folder=fidelity.EVIDENCE_SETS[corpus])
 

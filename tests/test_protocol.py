@@ -11,7 +11,6 @@ from deepmem.bridge.protocol import (
     AnyReply,
     CommandReply,
     CompactingReply,
-    Edit,
     EventReply,
     ExpandReply,
     HelloReply,
@@ -20,6 +19,7 @@ from deepmem.bridge.protocol import (
     SystemReply,
     ToolReply,
     TransformReply,
+    WireEdit,
     encode_reply,
     error_reply,
 )
@@ -33,8 +33,8 @@ EXAMPLES: list[AnyReply] = [
     TransformReply(
         id=2,
         edits=[
-            Edit(key="prt_1", message="msg_1", d="d1", part=PART),
-            Edit(key="append:prt_2", message="msg_1", append=PART, trailing=True),
+            WireEdit(key="prt_1", message="msg_1", d="d1", part=PART),
+            WireEdit(key="append:prt_2", message="msg_1", append=PART, trailing=True),
         ],
         drop=["prt_0"],
         step=12,

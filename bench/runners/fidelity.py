@@ -61,13 +61,13 @@ def item_status(text: str, part: Part, originals: dict[str, str]) -> str:
     return "lost"
 
 
-Outcome = tuple[dict[str, str], str, bool]
+EvidenceOutcome = tuple[dict[str, str], str, bool]
 """An evidence item, its status, and whether its part was old (before the boundary)."""
 
 
 def session_outcomes(
     path: Path, items: list[dict[str, str]], settings: Settings, tier: Tier | None
-) -> list[Outcome]:
+) -> list[EvidenceOutcome]:
     """Each evidence item of one session with its status after compression at the last step."""
     messages = read_session(str(path)).messages
     plan = plan_transform(messages, settings, tier)
@@ -86,7 +86,7 @@ def load_evidence(folder: Path = EVIDENCE) -> dict[str, list[dict[str, str]]]:
     return json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
 
 
-def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE) -> dict[str, list[Outcome]]:
+def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE) -> dict[str, list[EvidenceOutcome]]:
     """Per session of the fixtures, each item with its status."""
     return {
         name: session_outcomes(folder / "sessions" / name, items, settings or Settings(), tier)
@@ -94,7 +94,7 @@ def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path =
     }
 
 
-def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
+def format_outcomes(label: str, result: dict[str, list[EvidenceOutcome]]) -> str:
     """Counts per kind of evidence, the visible share, and the visible share of old items."""
     by_kind: dict[str, Counter] = {}
     for rows in result.values():

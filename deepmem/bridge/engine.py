@@ -22,7 +22,6 @@ from deepmem.bridge.protocol import (
     CommandReply,
     Compacting,
     CompactingReply,
-    Edit,
     Event,
     EventReply,
     Expand,
@@ -41,6 +40,7 @@ from deepmem.bridge.protocol import (
     ToolReply,
     Transform,
     TransformReply,
+    WireEdit,
     encode,
 )
 from deepmem.bridge.session import SessionState, absorb, forget_held
@@ -49,7 +49,7 @@ from deepmem.ccr import CCRStore
 from deepmem.config import config_problem, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
-from deepmem.pipeline import Plan, plan_transform
+from deepmem.pipeline import TransformPlan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.project import Project
 from deepmem.types import DeepmemError, Message, Settings
@@ -197,7 +197,7 @@ class Engine:
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
         wanted = {
-            edit.part_id: Edit(
+            edit.part_id: WireEdit(
                 key=edit.part_id,
                 message=edit.message_id,
                 d=state.parts[edit.part_id][0] if edit.part_id in state.parts else "",
@@ -227,7 +227,7 @@ class Engine:
         OpenCode passed them, else the family the model or the messages name."""
         return resolve_prices(messages, self.session(session_id).model, self.config.cost.prices)
 
-    def store_originals(self, plan: Plan) -> None:
+    def store_originals(self, plan: TransformPlan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
         if len(self.stored_keys) > STORED_KEYS_CAP:
             self.stored_keys.clear()
@@ -255,7 +255,7 @@ class Engine:
             edit = append_edit(session_id, message_id, part)
             state.appends[edit.key] = edit
 
-    def tail_edits(self, session_id: str, plan: Plan, messages: list[Message]) -> dict[str, Edit]:
+    def tail_edits(self, session_id: str, plan: TransformPlan, messages: list[Message]) -> dict[str, WireEdit]:
         """This step's nudges, appended to the message that is last now (as the CLI does)."""
         if not messages or not plan.tail_parts:
             return {}
@@ -379,13 +379,13 @@ class Engine:
             self.save_stats(session_id)
 
 
-def append_edit(session_id: str, message_id: str, part: dict[str, Any], trailing: bool = False) -> Edit:
+def append_edit(session_id: str, message_id: str, part: dict[str, Any], trailing: bool = False) -> WireEdit:
     """An edit that appends a synthetic part at the end of one message (or after it: `trailing`)."""
     part = {"messageID": message_id, "sessionID": session_id, **part}
-    return Edit(key=f"append:{part.get('id')}", message=message_id, append=part, trailing=trailing)
+    return WireEdit(key=f"append:{part.get('id')}", message=message_id, append=part, trailing=trailing)
 
 
-def diff_held(state: SessionState, wanted: dict[str, Edit]) -> tuple[list[Edit], list[str]]:
+def diff_held(state: SessionState, wanted: dict[str, WireEdit]) -> tuple[list[WireEdit], list[str]]:
     """Edits the plugin lacks or holds in another version, and keys it must drop.
 
     An edit whose part is the very object held last step (parts come from the pipeline's
@@ -413,7 +413,7 @@ def is_side_request(system: list[str]) -> bool:
     return any(marker in head for marker in SIDE_REQUEST_MARKERS)
 
 
-def plan_totals(plan: Plan) -> dict[str, int]:
+def plan_totals(plan: TransformPlan) -> dict[str, int]:
     """Whole-history totals of a plan, for stats and the toast."""
     rows = plan.stats.values()
     return {

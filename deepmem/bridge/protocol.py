@@ -201,7 +201,7 @@ class HelloReply(Reply):
     """Set when config.toml is unusable and the defaults are used."""
 
 
-class Edit(msgspec.Struct, omit_defaults=True):
+class WireEdit(msgspec.Struct, omit_defaults=True):
     """An edit the plugin holds and re-applies every step, addressed by `key`.
 
     Either `part` replaces the part `key` of `message` while that part's transport digest
@@ -220,7 +220,7 @@ class Edit(msgspec.Struct, omit_defaults=True):
 class TransformReply(Reply):
     """The edits the plugin lacks, the keys it must drop, and where the session stands."""
 
-    edits: list[Edit] = []
+    edits: list[WireEdit] = []
     drop: list[str] = []
     step: int = 0
     boundary: int = 0

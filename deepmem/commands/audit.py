@@ -99,7 +99,7 @@ def audits(
 ) -> Iterator[SessionAudit]:
     """Each chosen session replayed; one that cannot be loaded is a warning."""
     settings = args.root.config.compress
-    progress = Progress(len(chosen)) if sys.stderr.isatty() and not args.json else None
+    progress = ProgressBar(len(chosen)) if sys.stderr.isatty() and not args.json else None
     for number, (session, load) in enumerate(chosen, 1):
         if progress:
             progress.show(number, session.title or session.id)
@@ -115,7 +115,7 @@ def audits(
         progress.done()
 
 
-class Progress:
+class ProgressBar:
     """A one-line progress bar on stderr."""
 
     WIDTH = 30

@@ -7,7 +7,7 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
 from deepmem.prices import resolve_prices
 from deepmem.sessionio import encode_json, read_session, write_output
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_stats(plan: Plan) -> str:
+def format_stats(plan: TransformPlan) -> str:
     """A plain table: per part kind, characters and estimated tokens before and after."""
     header = f"{'kind':<22}{'parts':>7}{'cut':>6}{'chars before':>14}{'after':>12}{'tokens before':>15}{'after':>10}{'saved':>8}"
     lines = [header, "-" * len(header)]
