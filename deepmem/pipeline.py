@@ -21,7 +21,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import NamedTuple
 
 import msgspec
 import orjson
@@ -55,8 +55,9 @@ class PartEdit(msgspec.Struct, frozen=True, gc=False):
     part: Part
 
 
-class KindStats(msgspec.Struct):
-    """Characters and estimated tokens before and after, for one kind of part."""
+class KindStats(NamedTuple):
+    """Parts, and characters and estimated tokens before and after, for one kind of part
+    (a tuple: summed per message and per history on every plan)."""
 
     parts: int = 0
     compressed: int = 0
@@ -64,6 +65,10 @@ class KindStats(msgspec.Struct):
     chars_after: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
+
+    def plus(self, other: KindStats) -> KindStats:
+        """Both counts summed."""
+        return KindStats(*map(sum, zip(self, other, strict=True)))
 
 
 class TransformPlan(msgspec.Struct, frozen=True):
@@ -352,14 +357,27 @@ PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low"
 """Stand-in batches for estimating what a message would keep once old, before any facts."""
 
 
+class MessageKey(NamedTuple):
+    """All one message's outcome depends on (a tuple: compared and hashed for every message of every plan)."""
+
+    digest: bytes | None
+    step: int
+    batch: int
+    tier: Tier
+    settings: str
+    releases: tuple[tuple[str, int], ...]
+    """(part id, fingerprint of the batch it is released at) per working-set view released."""
+    copied: frozenset[str]
+
+
 class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one message: replaced parts, originals, stats, nudge signals."""
 
     replaced: tuple[tuple[int, Part], ...]
     originals: tuple[Original, ...]
     failures: int
-    rows: tuple[tuple[str, tuple[int, ...]], ...]
-    """Per stats kind: (parts, compressed, chars before, after, tokens before, after)."""
+    rows: tuple[tuple[str, KindStats], ...]
+    """Per stats kind: its counts in this message."""
     tokens: int
     signals: Signals
 
@@ -406,14 +424,14 @@ def compute_message(
         return known
 
     replaced, originals, failures, tokens = [], [], 0, 0
-    rows: dict[str, tuple[int, ...]] = {}
+    rows: dict[str, KindStats] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
         ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
         outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
-        counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
-        rows[kind] = tuple(map(sum, zip(rows.get(kind, (0,) * 6), counts, strict=True)))
+        counts = KindStats(1, int(outcome.part is not None), *outcome.chars, *outcome.tokens)
+        rows[kind] = rows[kind].plus(counts) if kind in rows else counts
         failures += outcome.failures
         tokens += 0 if is_nudge(part) else outcome.tokens[0]
         if outcome.part is not None:
@@ -426,7 +444,7 @@ def compute_message(
 def message_outcome(
     message: Message,
     digest: bytes | None,
-    key: tuple[Any, ...],
+    key: MessageKey,
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
@@ -434,7 +452,7 @@ def message_outcome(
 ) -> MessageOutcome:
     """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
     settings, releases, copied lines)."""
-    step, copied = key[1], key[6]
+    step, copied = key.step, key.copied
     if digest is None:
         return compute_message(message, digest, step, batch, tier, settings, released, copied)
     return CACHES.messages.get(
@@ -463,14 +481,12 @@ class Accumulated(msgspec.Struct, gc=False):
     """Per-message results of the latest plan of one history, kept so that the plan one step
     later recomputes only the messages after the prefix the two histories share."""
 
-    keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier, settings, releases, copied lines),
-    all its outcome depends on."""
+    keys: list[MessageKey] = []
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
     """Per message: running counts of edits, originals and failures up to it."""
-    totals: list[dict[str, tuple[int, ...]]] = []
+    totals: list[dict[str, KindStats]] = []
     """Per message: each stats kind's counts summed up to it."""
     edits: list[PartEdit] = []
     originals: list[Original] = []
@@ -493,7 +509,7 @@ class Accumulated(msgspec.Struct, gc=False):
             self.signals[:count],
         )
 
-    def add(self, index: int, message: Message, key: tuple[Any, ...], outcome: MessageOutcome) -> None:
+    def add(self, index: int, message: Message, key: MessageKey, outcome: MessageOutcome) -> None:
         """Append one message's outcome."""
         if outcome.replaced:
             message_id = str(message["info"].get("id", ""))
@@ -505,8 +521,7 @@ class Accumulated(msgspec.Struct, gc=False):
             self.originals.extend(outcome.originals)
         totals = dict(self.totals[-1]) if self.totals else {}
         for kind, counts in outcome.rows:
-            known = totals.get(kind)
-            totals[kind] = counts if known is None else tuple(a + b for a, b in zip(known, counts, strict=True))
+            totals[kind] = totals[kind].plus(counts) if kind in totals else counts
         self.keys.append(key)
         self.edit_ends.append(len(self.edits))
         self.original_ends.append(len(self.originals))
@@ -516,11 +531,11 @@ class Accumulated(msgspec.Struct, gc=False):
         self.signals.append(outcome.signals)
 
 
-def shared_prefix(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> int:
+def shared_prefix(old: list[MessageKey], new: list[MessageKey]) -> int:
     """How many leading message keys two plans share (a message without a digest ends it)."""
     count = 0
     for before, now in zip(old, new, strict=False):
-        if before != now or now[0] is None:
+        if before != now or now.digest is None:
             break
         count += 1
     return count
@@ -612,7 +627,7 @@ def probe_tokens(
 
     def probe() -> int:
         outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
-        return sum(row[5] for _, row in outcome.rows)
+        return sum(row.tokens_after for _, row in outcome.rows)
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
@@ -663,7 +678,7 @@ def plan_history(
             if index < shape.first_young and boundary > message_batches[index].boundary:
                 released.setdefault(index, {})[part_id] = batches[boundary]
     keys = [
-        (
+        MessageKey(
             digest,
             step,
             batch.fingerprint,
@@ -684,7 +699,7 @@ def plan_history(
         )
         done.add(index, messages[index], keys[index], outcome)
     CACHES.histories.put(history, done)
-    stats = {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()}
+    stats = dict(done.totals[-1]) if done.totals else {}
     saved = sum(kind.tokens_before - kind.tokens_after for kind in stats.values())
     return TransformPlan(
         shape,

@@ -26,6 +26,7 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.tools import TOOL_ARGS, TOOL_SCHEMAS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.memory.entries import TYPES
+from deepmem.types import SavedTotals
 
 PART = {"id": "prt_1", "type": "text", "text": "ünïcode · ccr:ab12", "metadata": {"deepmem": {"part": "ab12"}}}
 EXAMPLES: list[AnyReply] = [
@@ -47,7 +48,7 @@ EXAMPLES: list[AnyReply] = [
     ToolReply(id=5, output="out"),
     CommandReply(id=6, result="checkpoint written"),
     ExpandReply(id=7, text="line\n"),
-    StatsReply(id=8, sessions={"ses": {"tokens_before": 9, "tokens_after": 3}}),
+    StatsReply(id=8, sessions={"ses": SavedTotals(tokens_before=9, tokens_after=3)}),
     ShutdownReply(id=9),
     error_reply(None, "bad_json", "not a JSON object"),
 ]

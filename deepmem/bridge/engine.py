@@ -52,7 +52,7 @@ from deepmem.history import is_user_typed
 from deepmem.pipeline import TransformPlan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.project import Project
-from deepmem.types import DeepmemError, Message, Settings
+from deepmem.types import DeepmemError, Message, SavedTotals, Settings
 from deepmem.upkeep import start_up
 
 log = logging.getLogger("deepmem.bridge")
@@ -328,7 +328,7 @@ class Engine:
             state.created = True
         elif kind == "session.idle":
             self.save_stats(session_id)
-            if not state.toasted and state.saved.get("tokens_before", 0) > state.saved.get("tokens_after", 0):
+            if not state.toasted and state.saved and state.saved.tokens_before > state.saved.tokens_after:
                 state.toasted = True
                 return EventReply(toast=toast_text(state.saved))
         return EventReply()
@@ -353,10 +353,10 @@ class Engine:
         """An original from CCR, whole or a line range `A-B`."""
         return self.store.expand(key, lines)
 
-    def stats(self, session_id: str) -> dict[str, dict[str, int]]:
+    def stats(self, session_id: str) -> dict[str, SavedTotals]:
         """Saved totals per session (one session when named)."""
         chosen = [session_id] if session_id else list(self.sessions)
-        return {sid: dict(self.sessions[sid].saved) for sid in chosen if sid in self.sessions and self.sessions[sid].saved}
+        return {sid: self.sessions[sid].saved for sid in chosen if sid in self.sessions and self.sessions[sid].saved}
 
     # persistence ---------------------------------------------------------------------------
 
@@ -370,7 +370,7 @@ class Engine:
         state = self.sessions.get(session_id)
         if state is None or not state.saved:
             return
-        data = orjson.dumps(self.redactor.json({"session": session_id, **state.saved}), option=orjson.OPT_INDENT_2)
+        data = orjson.dumps(self.redactor.json({"session": session_id, **msgspec.to_builtins(state.saved)}), option=orjson.OPT_INDENT_2)
         atomic_write(self.session_dir(session_id) / "stats.json", data + b"\n", PRIVATE)
 
     def save_all_stats(self) -> None:
@@ -413,23 +413,23 @@ def is_side_request(system: list[str]) -> bool:
     return any(marker in head for marker in SIDE_REQUEST_MARKERS)
 
 
-def plan_totals(plan: TransformPlan) -> dict[str, int]:
+def plan_totals(plan: TransformPlan) -> SavedTotals:
     """Whole-history totals of a plan, for stats and the toast."""
     rows = plan.stats.values()
-    return {
-        "step": plan.layout.step,
-        "parts": sum(row.parts for row in rows),
-        "compressed": sum(row.compressed for row in rows),
-        "tokens_before": sum(row.tokens_before for row in rows),
-        "tokens_after": sum(row.tokens_after for row in rows),
-    }
+    return SavedTotals(
+        plan.layout.step,
+        sum(row.parts for row in rows),
+        sum(row.compressed for row in rows),
+        sum(row.tokens_before for row in rows),
+        sum(row.tokens_after for row in rows),
+    )
 
 
-def toast_text(saved: dict[str, int]) -> str:
+def toast_text(saved: SavedTotals) -> str:
     """One line for the user: what compression saved in this session so far."""
-    before, after = saved.get("tokens_before", 0), saved.get("tokens_after", 0)
+    before, after = saved.tokens_before, saved.tokens_after
     percent = 100 * (before - after) / before if before else 0.0
     return (
         f"deepmem: {before - after:,} tokens saved ({percent:.0f}%) · "
-        f"{saved.get('compressed', 0)} parts compressed, all restorable with deep_expand"
+        f"{saved.compressed} parts compressed, all restorable with deep_expand"
     )

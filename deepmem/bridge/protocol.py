@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from deepmem.types import SavedTotals
+
 PROTOCOL = 2
 """Bumped whenever the wire format changes (2: `hello` names the tools and commands)."""
 
@@ -269,7 +271,7 @@ class ExpandReply(Reply):
 class StatsReply(Reply):
     """Saved totals per session."""
 
-    sessions: dict[str, dict[str, int]] = {}
+    sessions: dict[str, SavedTotals] = {}
 
 
 class ShutdownReply(Reply):

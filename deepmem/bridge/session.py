@@ -9,7 +9,7 @@ from msgspec import UnsetType
 
 from deepmem.bridge.protocol import ProtocolError, Transform, WireEdit, WireMessage, chain_digest
 from deepmem.sessionio import validate_messages
-from deepmem.types import InputError, Message, Part
+from deepmem.types import InputError, Message, Part, SavedTotals
 
 
 class SessionState(msgspec.Struct):
@@ -39,7 +39,7 @@ class SessionState(msgspec.Struct):
     """The window of the model that answers this session's main requests; 0 when unknown."""
     model: dict[str, Any] = {}
     """That model's id, provider and prices as OpenCode passed them; empty when unknown."""
-    saved: dict[str, int] = {}
+    saved: SavedTotals | None = None
     """Totals of the latest plan: tokens_before, tokens_after, parts, compressed, step."""
 
 
