@@ -13,6 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from deepmem.history import visible_text
+from deepmem.part_marks import CompressedMark, part_mark
 from deepmem.pipeline import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
 from deepmem.replay import Deepmem, Uncompressed, replay_session
@@ -76,7 +77,8 @@ def saved_by_compressor(history: list[Message], plan: TransformPlan) -> dict[str
     saved: dict[str, int] = {}
     for edit in plan.edits:
         original = history[edit.message_index]["parts"][edit.part_index]
-        names = ((edit.part.get("metadata") or {}).get("deepmem") or {}).get("by") or ["?"]
+        mark = part_mark(edit.part)
+        names = (mark.by if isinstance(mark, CompressedMark) else None) or ["?"]
         gain = estimate_tokens(visible_text(original)) - estimate_tokens(visible_text(edit.part))
         name = "+".join(names)
         saved[name] = saved.get(name, 0) + gain

@@ -34,6 +34,7 @@ from deepmem.history import Layout, is_user_typed, layout, message_steps, tier_f
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
+from deepmem.part_marks import CompressedMark, mark_metadata
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
@@ -175,9 +176,7 @@ def mark_restorable(original: Part, compressed: Part, names: list[str]) -> tuple
     """Record in `metadata.deepmem` the CCR key of the whole original part."""
     text = orjson.dumps(original).decode()
     key = cache_key(text, PART_KEY)
-    metadata = dict(compressed.get("metadata") or {})
-    metadata["deepmem"] = {"part": key, "by": names}
-    return {**compressed, "metadata": metadata}, Original(key, text)
+    return {**compressed, "metadata": mark_metadata(compressed, CompressedMark(key, names))}, Original(key, text)
 
 
 def sizes(part: Part) -> tuple[int, int]:
