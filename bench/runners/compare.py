@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench.contenders import CONTENDERS, Unavailable, help_text
 from bench.contenders.headroom import headroom_version
-from bench.corpora import DEFAULT, corpus_folder, session_paths
+from bench.corpora import DEFAULT, corpus_folder, corpus_name, session_paths
 from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
@@ -110,16 +110,16 @@ def main(argv: list[str] | None = None) -> int:
         epilog=help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--corpus", default=DEFAULT, help="a corpus name (below) or a folder of exports")
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name (below) or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by file name)")
     parser.add_argument("--contenders", type=parse_names, default=list(CONTENDERS), help="comma-separated names (default: all)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the outputs")
     args = parser.parse_args(argv)
-    paths = session_paths(corpus_folder(args.corpus), args.sessions)
+    paths = session_paths(args.corpus, args.sessions)
     if not paths:
         parser.error(f"no sessions in {args.corpus}")
     result = compare(paths, args.contenders)
-    result["corpus"] = args.corpus
+    result["corpus"] = corpus_name(args.corpus)
     for name, reason in result["skipped"].items():
         print(f"skipped {name}: {reason}")
     for warning in result["warnings"]:
