@@ -727,6 +727,8 @@ def apply_edits(messages: list[Message], edits: list[PartEdit]) -> list[Message]
 
 
 TRAILING_PREFIX = "msg_deepmem_"
+TRAILING_INFO = ("time", "agent", "model")
+"""What a trailing message takes from the info of the message it follows."""
 """Id prefix of the synthetic user message that carries the tail parts."""
 
 
@@ -740,7 +742,7 @@ def trailing_message(last: Message, tail_parts: list[Part]) -> Message:
     info = last["info"]
     message_id = f"{TRAILING_PREFIX}{tail_parts[0].get('id')}"
     user = {"id": message_id, "sessionID": info.get("sessionID", ""), "role": "user"}
-    user.update({key: info[key] for key in ("time", "agent", "model") if key in info})
+    user.update({key: info[key] for key in TRAILING_INFO if key in info})
     return {"info": user, "parts": [{**part, "messageID": message_id} for part in tail_parts]}
 
 

@@ -28,6 +28,7 @@ from deepmem.bridge.protocol import (
     ExpandReply,
     Hello,
     HelloReply,
+    PluginRules,
     ProtocolError,
     Reply,
     Shutdown,
@@ -49,7 +50,7 @@ from deepmem.ccr import CCRStore
 from deepmem.config import config_problem, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
-from deepmem.pipeline import TransformPlan, plan_transform
+from deepmem.pipeline import TRAILING_INFO, TRAILING_PREFIX, TransformPlan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.project import Project
 from deepmem.types import DeepmemError, Message, SavedTotals, Settings
@@ -62,13 +63,15 @@ SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agen
 injected into those requests."""
 
 STABLE_BLOCK_FILE = "stable-block.md"
+COMPACTION_SUFFIX = "#compaction"
+"""Appended to a session id for the state of OpenCode's compaction copy of its history."""
 STORED_KEYS_CAP = 100_000
 """Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
 
 
 def state_key(session_id: str, compaction: bool) -> str:
     """The key of a session's state; OpenCode's compaction copy of a history is kept apart."""
-    return f"{session_id}#compaction" if compaction else session_id
+    return f"{session_id}{COMPACTION_SUFFIX}" if compaction else session_id
 
 
 class Engine:
@@ -167,6 +170,7 @@ class Engine:
             pid=os.getpid(),
             tools=list(TOOL_SCHEMAS),
             commands=list(features.slash_commands()),
+            rules=PluginRules(TRAILING_PREFIX, list(TRAILING_INFO), COMPACTION_SUFFIX),
         )
         if self.config_problem:
             reply.warning = f"{self.config_problem}; using the default settings"

@@ -190,6 +190,17 @@ class ToolSchema(msgspec.Struct):
     parameters: dict[str, Any]
 
 
+class PluginRules(msgspec.Struct):
+    """Rules of the engine the plugin applies on its own side, taken from the handshake."""
+
+    trailing_prefix: str
+    """A trailing message's id: this prefix and the id of the part it holds."""
+    trailing_info: list[str]
+    """What a trailing message takes from the info of the message it follows."""
+    compaction_suffix: str
+    """Appended to a session id for the state of OpenCode's compaction copy of its history."""
+
+
 class HelloReply(Reply):
     """The handshake passed: the engine's versions and what the plugin registers."""
 
@@ -199,6 +210,7 @@ class HelloReply(Reply):
     tools: list[ToolSchema] = []
     commands: list[str] = []
     """Slash commands answered in `command.execute.before` (without the `/`)."""
+    rules: PluginRules | UnsetType = UNSET
     warning: str | UnsetType = UNSET
     """Set when config.toml is unusable and the defaults are used."""
 
