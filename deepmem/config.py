@@ -237,16 +237,6 @@ def _check_consistency(config: Config, path: Path | None) -> None:
             raise ConfigError(f"{source}: [security] patterns: {pattern!r} is not a regular expression: {exc}") from None
 
 
-def load_prices(root: str | os.PathLike[str] | None, fallback: PriceModel) -> PriceModel:
-    """The price model `[cost]` sets over `fallback` (the model's or the family's), else `fallback`."""
-    return load_config(root).cost.prices(fallback) or fallback
-
-
 def load_settings(root: str | os.PathLike[str] | None = None) -> Settings:
     """The `[compress]` settings (see `load_config`)."""
     return load_config(root).compress
-
-
-def load_table(root: str | os.PathLike[str], name: str) -> dict[str, object]:
-    """One validated table of the settings as plain values."""
-    return msgspec.to_builtins(getattr(load_config(root), name))
