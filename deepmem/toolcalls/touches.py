@@ -27,15 +27,16 @@ from typing import Any
 import msgspec
 
 from deepmem.toolcalls.changes import FileChange
+from deepmem.toolcalls.kinds import tools_that
 from deepmem.toolcalls.patches import patch_targets
 from deepmem.toolcalls.shell import command_kind, read_target
 from deepmem.toolcalls.shell_writes import command_writes
 
-READ_TOOLS = frozenset({"read"})
-EDIT_TOOLS = frozenset({"edit", "multiedit"})
-WRITE_TOOLS = frozenset({"write"})
-PATCH_TOOLS = frozenset({"patch", "apply_patch"})
-SHELL_TOOLS = frozenset({"bash", "shell"})
+READ_TOOLS = tools_that("read")
+EDIT_TOOLS = tools_that("edit")
+WRITE_TOOLS = tools_that("write")
+PATCH_TOOLS = tools_that("patch")
+SHELL_TOOLS = tools_that("shell")
 FILE_TOOLS = EDIT_TOOLS | WRITE_TOOLS | PATCH_TOOLS
 """Tools made to change files: their input holds what they change, their output only confirms it."""
 NOTHING: Mapping[str, str] = {}
