@@ -1,5 +1,5 @@
-"""`python -m bench`: the contenders compared (see bench/compare.py)."""
+"""`python -m bench`: the contenders compared (see bench/runners/compare.py)."""
 
-from bench.compare import main
+from bench.runners.compare import main
 
 raise SystemExit(main())

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.text.fields import main_text
-from deepmem.toolcalls.kinds import tool_kind
-from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
+from deepmem.toolcalls.kinds import PROTECTED_TOOLS, tool_kind
+from deepmem.toolcalls.touches import SHELL_TOOLS
 from deepmem.types import Context, Part
 
 ROUTES: dict[str, tuple[str, ...]] = {
@@ -49,13 +49,8 @@ FACT_FREE = frozenset(REGISTRY) - READS_FACTS
 """Compressors whose result the pipeline may reuse wherever the same part meets the same tier
 (and the same copied lines)."""
 
-PROTECTED_TOOLS = frozenset({"question", "todowrite", "deep_expand"}) | FILE_TOOLS
-"""Tools whose outputs are never compressed (plus every `memory_*` tool): a file tool's output
-only confirms the change and carries the diagnostics the model reads next."""
-
-
 def is_protected_tool(tool: str) -> bool:
-    """True for tools whose outputs the model relies on verbatim."""
+    """True for tools whose outputs the model relies on verbatim (the table's protected ones, every `memory_*` tool)."""
     return tool in PROTECTED_TOOLS or tool.startswith("memory_")
 
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import msgspec
 
-from deepmem.accounting import Meter
-from deepmem.context import request_units
-from deepmem.history import message_steps, step_indexes, visible_text
-from deepmem.jumps import request_pauses, request_times
-from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.history import visible_text
+from deepmem.part_marks import CompressedMark, part_mark
+from deepmem.pipeline import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
-from deepmem.support import step_support
+from deepmem.replay import Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Settings
 
@@ -68,18 +66,19 @@ class Estimates:
     def __init__(self) -> None:
         self.known: dict[str, int] = {}
 
-    def counts(self, units: list[str]) -> list[int]:
+    def count_many(self, units: list[str]) -> list[int]:
         """Estimated tokens of each unit."""
         known = self.known
         return [known[unit] if unit in known else known.setdefault(unit, estimate_tokens(unit)) for unit in units]
 
 
-def saved_by_compressor(history: list[Message], plan: Plan) -> dict[str, int]:
+def saved_by_compressor(history: list[Message], plan: TransformPlan) -> dict[str, int]:
     """Estimated tokens each compressor chain saved in a plan, named as `a+b` when several ran."""
     saved: dict[str, int] = {}
     for edit in plan.edits:
         original = history[edit.message_index]["parts"][edit.part_index]
-        names = ((edit.part.get("metadata") or {}).get("deepmem") or {}).get("by") or ["?"]
+        mark = part_mark(edit.part)
+        names = (mark.by if isinstance(mark, CompressedMark) else None) or ["?"]
         gain = estimate_tokens(visible_text(original)) - estimate_tokens(visible_text(edit.part))
         name = "+".join(names)
         saved[name] = saved.get(name, 0) + gain
@@ -89,33 +88,15 @@ def saved_by_compressor(history: list[Message], plan: Plan) -> dict[str, int]:
 def audit_session(session: str, messages: list[Message], settings: Settings) -> SessionAudit:
     """Replay one session step by step, without deepmem and with it under each reported price model
     (tokens, support and savers are given for the first)."""
-    estimates = Estimates()
-    steps = message_steps(messages)
-    pauses = request_pauses(request_times(messages, steps, steps[-1] if steps else 0))
-    without = Meter()
-    for index in step_indexes(messages):
-        units, marks = request_units(messages[:index])
-        without.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1], marks=marks)
+    contenders = [Deepmem(settings, name=name, prices=FAMILIES[name]) for name in REPORTED]
+    meters = replay_session(messages, [Uncompressed(), *contenders], Estimates())
+    without, first = meters["none"], meters[REPORTED[0]]
     result = SessionAudit(session, steps=without.steps, tokens_without=without.tokens, final_without=without.final_tokens)
-    for number, name in enumerate(REPORTED):
-        prices = FAMILIES[name]
-        with_deepmem = Meter()
-        history: list[Message] = []
-        plan = None
-        for index in step_indexes(messages):
-            history = messages[:index]
-            plan = plan_transform(history, settings, prices=prices)
-            compressed = apply_transform(history, plan)
-            units, marks = request_units(compressed)
-            with_deepmem.add(units, estimates.counts(units), pause_ms=pauses[steps[index] - 1], marks=marks)
-            if number == 0:
-                visible, quoted = step_support(history, compressed, messages[index])
-                result.quoted_visible += visible
-                result.quoted_lines += quoted
-        result.cost_without[name], result.cost_with[name] = without.cost(prices), with_deepmem.cost(prices)
-        if number == 0:
-            result.tokens_with, result.final_with = with_deepmem.tokens, with_deepmem.final_tokens
-            result.saved_by = saved_by_compressor(history, plan) if plan is not None else {}
+    result.tokens_with, result.final_with = first.tokens, first.final_tokens
+    result.quoted_lines, result.quoted_visible = first.quoted, first.quoted_visible
+    for name in REPORTED:
+        result.cost_without[name], result.cost_with[name] = without.cost(FAMILIES[name]), meters[name].cost(FAMILIES[name])
+    result.saved_by = saved_by_compressor(*contenders[0].last) if contenders[0].last else {}
     return result
 
 

@@ -9,6 +9,7 @@ import sys
 from deepmem import __version__
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.config import check_config
+from deepmem.project import Project
 from deepmem.types import DeepmemError
 
 COMMAND_MODULES = (
@@ -61,11 +62,12 @@ def add_slash_parser(subparsers: argparse._SubParsersAction, name: str, help_tex
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a bad setting or any DeepmemError becomes `deepmem: error: …` and exit code 2."""
+    """Run one command on its project, settings read once here; a bad setting or any DeepmemError
+    becomes `deepmem: error: …` and exit code 2."""
     args = build_parser().parse_args(argv)
     try:
         if getattr(args, "root", None) is not None and args.check_config:
-            check_config(args.root)
+            args.root = Project(args.root, check_config(args.root))
         return int(args.run(args) or 0)
     except DeepmemError as exc:
         print(f"deepmem: error: {exc}", file=sys.stderr)

@@ -103,7 +103,6 @@ TABLES: dict[str, type[msgspec.Struct]] = {
     name: msgspec.inspect.type_info(Config).fields[index].type.cls  # type: ignore[attr-defined]
     for index, name in enumerate(Config.__struct_fields__)
 }
-_defaults_on_error = False
 _reported: set[str] = set()
 
 
@@ -117,18 +116,13 @@ def env_name(table: str, field: str) -> str:
     return f"DEEPMEM_{field.upper()}" if table == "compress" else f"DEEPMEM_{table.upper()}_{field.upper()}"
 
 
-def fall_back_to_defaults() -> None:
-    """From now on a bad setting logs one warning and gives the defaults (the bridge must keep working)."""
-    global _defaults_on_error
-    _defaults_on_error = True
-
-
-def load_config(root: str | os.PathLike[str] | None = None) -> Config:
-    """Defaults, then config.toml, then `DEEPMEM_*`; ConfigError on any bad value (see the module doc)."""
+def load_config(root: str | os.PathLike[str] | None = None, defaults_on_error: bool = False) -> Config:
+    """Defaults, then config.toml, then `DEEPMEM_*`; ConfigError on any bad value (see the module doc),
+    or with `defaults_on_error` one warning and the defaults (the bridge must keep working)."""
     try:
         return check_config(root)
     except ConfigError as exc:
-        if not _defaults_on_error:
+        if not defaults_on_error:
             raise
         if str(exc) not in _reported:
             _reported.add(str(exc))
@@ -243,16 +237,6 @@ def _check_consistency(config: Config, path: Path | None) -> None:
             raise ConfigError(f"{source}: [security] patterns: {pattern!r} is not a regular expression: {exc}") from None
 
 
-def load_prices(root: str | os.PathLike[str] | None, fallback: PriceModel) -> PriceModel:
-    """The price model `[cost]` sets over `fallback` (the model's or the family's), else `fallback`."""
-    return load_config(root).cost.prices(fallback) or fallback
-
-
 def load_settings(root: str | os.PathLike[str] | None = None) -> Settings:
     """The `[compress]` settings (see `load_config`)."""
     return load_config(root).compress
-
-
-def load_table(root: str | os.PathLike[str], name: str) -> dict[str, object]:
-    """One validated table of the settings as plain values."""
-    return msgspec.to_builtins(getattr(load_config(root), name))

@@ -141,18 +141,35 @@ def rewritten_tokens(sizes: Sizes, step: int, boundary: int, target: int) -> int
     return sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
 
 
-def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
-    """What request `step` costs more (write-price units) when it jumps from `boundary` to `target`.
+def stay_cost(sizes: Sizes, step: int, boundary: int, prices: PriceModel) -> float:
+    """Estimated cost (write-price units) of request `step` keeping `boundary`: the previous request
+    read from the cache and the newest step written, or all of it written when the cache is cold."""
+    if sizes.cold[step]:
+        return request_tokens(sizes, step, boundary)
+    return prices.read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
 
-    With the jump, everything from the first newly cut part on is written (with a cache
-    read only at marks, every message: the old steps before the boundary too); without
-    it, the previous request is read from the cache and only the newest step is written.
+
+def jump_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
+    """Estimated cost (write-price units) of request `step` jumping from `boundary` to `target`.
+
+    Everything from the first newly cut part on is written; before it, the cache is read up
+    to the boundary (with a cache read only at marks, nothing is: those old steps are written
+    too); a cold cache writes the whole request.
     """
-    read = prices.read
-    rewritten = rewritten_tokens(sizes, step, boundary, target)
-    kept = read * (sizes.tokens[step - 1] - sizes.tokens[boundary]) + sizes.tokens[step] - sizes.tokens[step - 1]
-    unmarked = (1.0 - read) * sizes.probed[boundary] if prices.cached_at_marks else 0.0
-    return rewritten - kept + unmarked
+    if sizes.cold[step]:
+        return request_tokens(sizes, step, target)
+    before = sizes.probed[boundary] if prices.cached_at_marks else prices.read * sizes.probed[boundary]
+    return before + rewritten_tokens(sizes, step, boundary, target)
+
+
+def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
+    """Estimated cost (write-price units) of request `step` moving from `boundary` to `target` (equal: no jump)."""
+    return stay_cost(sizes, step, boundary, prices) if target == boundary else jump_cost(sizes, step, boundary, target, prices)
+
+
+def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
+    """What request `step` costs more (write-price units) when it jumps from `boundary` to `target`."""
+    return jump_cost(sizes, step, boundary, target, prices) - stay_cost(sizes, step, boundary, prices)
 
 
 def removed_tokens(sizes: Sizes, boundary: int, target: int) -> int:
@@ -176,17 +193,6 @@ def jump_reason(sizes: Sizes, step: int, boundary: int, waited: float, settings:
     if removed_tokens(sizes, boundary, target) > 0 and waited >= jump_premium(sizes, step, boundary, target, prices):
         return "pays"
     return ""
-
-
-def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
-    """Estimated cost (write-price units) of request `step` moving from `boundary` to `target` (equal: no jump)."""
-    read = prices.read
-    if sizes.cold[step]:
-        return float(request_tokens(sizes, step, target))
-    if target == boundary:
-        return read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
-    rewritten = rewritten_tokens(sizes, step, boundary, target)
-    return (1.0 if prices.cached_at_marks else read) * sizes.probed[boundary] + rewritten
 
 
 def priced_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ import msgspec
 from deepmem.compressors import file_reads, stale_reads, working_outputs
 from deepmem.history import Layout, tier_for
 from deepmem.jumps import boundary_at
+from deepmem.part_marks import AppendedMark, CompressedMark, part_mark
 from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
 from deepmem.tokens import estimate_tokens
@@ -200,7 +201,8 @@ def message_signals(message: Message, replaced: dict[int, Part]) -> Signals:
     """Statements to remember, files edited, and files whose reads the transform shortened."""
     reads = []
     for index, part in replaced.items():
-        by = ((part.get("metadata") or {}).get("deepmem") or {}).get("by") or ()
+        mark = part_mark(part)
+        by = mark.by if isinstance(mark, CompressedMark) else ()
         source = shows(message["parts"][index]) if READ_COMPRESSORS & set(by) else None
         if source is not None:
             reads.append(source[0])
@@ -266,6 +268,6 @@ def nudge_parts(
             "type": "text",
             "synthetic": True,
             "text": "\n".join(lines),
-            "metadata": {"deepmem": {"appended": "nudge"}},
+            "metadata": {"deepmem": msgspec.to_builtins(AppendedMark("nudge"))},
         }
     ]

@@ -21,7 +21,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import NamedTuple
 
 import msgspec
 import orjson
@@ -42,7 +42,8 @@ from deepmem.history import (
 from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.lru import LRU
 from deepmem.nudges import Signals, is_nudge, message_signals, nudge_parts
-from deepmem.prices import PriceModel, family_of_messages
+from deepmem.part_marks import CompressedMark, mark_metadata
+from deepmem.prices import PriceModel, resolve_prices
 from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
@@ -54,7 +55,7 @@ PART_KEY = "part"
 """Compressor name under which whole original parts are stored, for session restore."""
 
 
-class Edit(msgspec.Struct, frozen=True, gc=False):
+class PartEdit(msgspec.Struct, frozen=True, gc=False):
     """Replace one part: addressed by position (files) and by ids (the bridge)."""
 
     message_index: int
@@ -64,8 +65,9 @@ class Edit(msgspec.Struct, frozen=True, gc=False):
     part: Part
 
 
-class KindStats(msgspec.Struct):
-    """Characters and estimated tokens before and after, for one kind of part."""
+class KindStats(NamedTuple):
+    """Parts, and characters and estimated tokens before and after, for one kind of part
+    (a tuple: summed per message and per history on every plan)."""
 
     parts: int = 0
     compressed: int = 0
@@ -74,13 +76,17 @@ class KindStats(msgspec.Struct):
     tokens_before: int = 0
     tokens_after: int = 0
 
+    def plus(self, other: KindStats) -> KindStats:
+        """Both counts summed."""
+        return KindStats(*map(sum, zip(self, other, strict=True)))
 
-class Plan(msgspec.Struct, frozen=True):
+
+class TransformPlan(msgspec.Struct, frozen=True):
     """The outcome of one transform, built once (the nudges are computed before it)."""
 
     layout: Layout
     tier: Tier
-    edits: list[Edit]
+    edits: list[PartEdit]
     originals: list[Original]
     stats: dict[str, KindStats]
     failures: int = 0
@@ -92,7 +98,7 @@ class Plan(msgspec.Struct, frozen=True):
     """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
 
 
-class Outcome(msgspec.Struct, frozen=True, gc=False):
+class PartOutcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one part: its replacement (or None), originals, sizes."""
 
     part: Part | None
@@ -181,9 +187,7 @@ def mark_restorable(original: Part, compressed: Part, names: list[str]) -> tuple
     """Record in `metadata.deepmem` the CCR key of the whole original part."""
     text = orjson.dumps(original).decode()
     key = cache_key(text, PART_KEY)
-    metadata = dict(compressed.get("metadata") or {})
-    metadata["deepmem"] = {"part": key, "by": names}
-    return {**compressed, "metadata": metadata}, Original(key, text)
+    return {**compressed, "metadata": mark_metadata(compressed, CompressedMark(key, names))}, Original(key, text)
 
 
 def sizes(part: Part) -> tuple[int, int]:
@@ -192,26 +196,26 @@ def sizes(part: Part) -> tuple[int, int]:
     return len(text), estimate_tokens(text)
 
 
-def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int]) -> Outcome:
+def outcome_for(part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int]) -> PartOutcome:
     """Compress one part of `before` (characters, tokens) size (fail open: any error leaves it as it was)."""
     chars, tokens = before
     if not names:
-        return Outcome(None, (), 0, (chars, chars), (tokens, tokens))
+        return PartOutcome(None, (), 0, (chars, chars), (tokens, tokens))
     try:
         new, cut, used, failures = compress_part(part, ctx, names)
         if not used:
-            return Outcome(None, (), failures, (chars, chars), (tokens, tokens))
+            return PartOutcome(None, (), failures, (chars, chars), (tokens, tokens))
         new, whole = mark_restorable(part, new, used)
         after_chars, after_tokens = sizes(new)
     except Exception:  # noqa: BLE001 — a malformed part passes through unchanged
         log.warning("part %s passed through: it could not be compressed", part.get("id"), exc_info=True)
-        return Outcome(None, (), 1, (chars, chars), (tokens, tokens))
-    return Outcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
+        return PartOutcome(None, (), 1, (chars, chars), (tokens, tokens))
+    return PartOutcome(new, (*cut, whole), failures, (chars, after_chars), (tokens, after_tokens))
 
 
 def part_outcome(
     part: Part, ctx: Context, names: tuple[str, ...], before: tuple[int, int], where: tuple[bytes | None, int]
-) -> Outcome:
+) -> PartOutcome:
     """`outcome_for`, memoized on the part's place (message digest, index) when no compressor
     that applies reads the facts: such an outcome depends only on the part, tier, settings and
     the lines its message copied."""
@@ -378,14 +382,27 @@ PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low"
 """Stand-in batches for estimating what a message would keep once old, before any facts."""
 
 
+class MessageKey(NamedTuple):
+    """All one message's outcome depends on (a tuple: compared and hashed for every message of every plan)."""
+
+    digest: bytes | None
+    step: int
+    batch: int
+    tier: Tier
+    settings: str
+    releases: tuple[tuple[str, int], ...]
+    """(part id, fingerprint of the batch it is released at) per working-set view released."""
+    copied: frozenset[str]
+
+
 class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
     """What the transform does to one message: replaced parts, originals, stats, nudge signals."""
 
     replaced: tuple[tuple[int, Part], ...]
     originals: tuple[Original, ...]
     failures: int
-    rows: tuple[tuple[str, tuple[int, ...]], ...]
-    """Per stats kind: (parts, compressed, chars before, after, tokens before, after)."""
+    rows: tuple[tuple[str, KindStats], ...]
+    """Per stats kind: its counts in this message."""
     tokens: int
     signals: Signals
 
@@ -432,14 +449,14 @@ def compute_message(
         return known
 
     replaced, originals, failures, tokens = [], [], 0, 0
-    rows: dict[str, tuple[int, ...]] = {}
+    rows: dict[str, KindStats] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
         ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
         outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
-        counts = (1, outcome.part is not None, *outcome.chars, *outcome.tokens)
-        rows[kind] = tuple(map(sum, zip(rows.get(kind, (0,) * 6), counts, strict=True)))
+        counts = KindStats(1, int(outcome.part is not None), *outcome.chars, *outcome.tokens)
+        rows[kind] = rows[kind].plus(counts) if kind in rows else counts
         failures += outcome.failures
         tokens += 0 if is_nudge(part) else outcome.tokens[0]
         if outcome.part is not None:
@@ -452,7 +469,7 @@ def compute_message(
 def message_outcome(
     message: Message,
     digest: bytes | None,
-    key: tuple[Any, ...],
+    key: MessageKey,
     batch: Batch,
     tier: Tier | None,
     settings: Settings,
@@ -460,7 +477,7 @@ def message_outcome(
 ) -> MessageOutcome:
     """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
     settings, releases, copied lines)."""
-    step, copied = key[1], key[6]
+    step, copied = key.step, key.copied
     if digest is None:
         return compute_message(message, digest, step, batch, tier, settings, released, copied)
     return CACHES.messages.get(
@@ -489,16 +506,14 @@ class Accumulated(msgspec.Struct, gc=False):
     """Per-message results of the latest plan of one history, kept so that the plan one step
     later recomputes only the messages after the prefix the two histories share."""
 
-    keys: list[tuple[Any, ...]] = []
-    """Per message: (digest, step, batch fingerprint, tier, settings, releases, copied lines),
-    all its outcome depends on."""
+    keys: list[MessageKey] = []
     edit_ends: list[int] = []
     original_ends: list[int] = []
     failures: list[int] = []
     """Per message: running counts of edits, originals and failures up to it."""
-    totals: list[dict[str, tuple[int, ...]]] = []
+    totals: list[dict[str, KindStats]] = []
     """Per message: each stats kind's counts summed up to it."""
-    edits: list[Edit] = []
+    edits: list[PartEdit] = []
     originals: list[Original] = []
     message_tokens: list[int] = []
     signals: list[Signals] = []
@@ -519,20 +534,19 @@ class Accumulated(msgspec.Struct, gc=False):
             self.signals[:count],
         )
 
-    def add(self, index: int, message: Message, key: tuple[Any, ...], outcome: MessageOutcome) -> None:
+    def add(self, index: int, message: Message, key: MessageKey, outcome: MessageOutcome) -> None:
         """Append one message's outcome."""
         if outcome.replaced:
             message_id = str(message["info"].get("id", ""))
             parts = message["parts"]
             self.edits.extend(
-                Edit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
+                PartEdit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
                 for part_index, part in outcome.replaced
             )
             self.originals.extend(outcome.originals)
         totals = dict(self.totals[-1]) if self.totals else {}
         for kind, counts in outcome.rows:
-            known = totals.get(kind)
-            totals[kind] = counts if known is None else tuple(a + b for a, b in zip(known, counts, strict=True))
+            totals[kind] = totals[kind].plus(counts) if kind in totals else counts
         self.keys.append(key)
         self.edit_ends.append(len(self.edits))
         self.original_ends.append(len(self.originals))
@@ -542,11 +556,11 @@ class Accumulated(msgspec.Struct, gc=False):
         self.signals.append(outcome.signals)
 
 
-def shared_prefix(old: list[tuple[Any, ...]], new: list[tuple[Any, ...]]) -> int:
+def shared_prefix(old: list[MessageKey], new: list[MessageKey]) -> int:
     """How many leading message keys two plans share (a message without a digest ends it)."""
     count = 0
     for before, now in zip(old, new, strict=False):
-        if before != now or now[0] is None:
+        if before != now or now.digest is None:
             break
         count += 1
     return count
@@ -559,7 +573,7 @@ def plan_transform(
     digests: list[bytes | None] | None = None,
     prices: PriceModel | None = None,
     jumps: tuple[int, ...] | None = None,
-) -> Plan:
+) -> TransformPlan:
     """Decide every edit for a history seen at its last step.
 
     `digests` (one per message: bytes that change whenever the message does) spare the
@@ -571,7 +585,7 @@ def plan_transform(
         if digests is None:
             digests = [message_digest(message) for message in messages]
         steps = message_steps(messages)
-        prices = prices or family_of_messages(messages)
+        prices = prices or resolve_prices(messages)
         cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices.ttl_seconds)
         if jumps is None:
             jumps = schedule(messages, digests, steps, settings, prices, cold)
@@ -662,7 +676,7 @@ def probe_tokens(
 
     def probe() -> int:
         outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
-        return sum(row[5] for _, row in outcome.rows)
+        return sum(row.tokens_after for _, row in outcome.rows)
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
@@ -688,7 +702,7 @@ def plan_history(
     digests: list[bytes | None],
     shape: Layout,
     prices: PriceModel,
-) -> Plan:
+) -> TransformPlan:
     """The plan itself (see `plan_transform`)."""
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
@@ -713,7 +727,7 @@ def plan_history(
             if index < shape.first_young and boundary > message_batches[index].boundary:
                 released.setdefault(index, {})[part_id] = batches[boundary]
     keys = [
-        (
+        MessageKey(
             digest,
             step,
             batch.fingerprint,
@@ -734,9 +748,9 @@ def plan_history(
         )
         done.add(index, messages[index], keys[index], outcome)
     CACHES.histories.put(history, done)
-    stats = {kind: KindStats(*counts) for kind, counts in (done.totals[-1] if done.totals else {}).items()}
+    stats = dict(done.totals[-1]) if done.totals else {}
     saved = sum(kind.tokens_before - kind.tokens_after for kind in stats.values())
-    return Plan(
+    return TransformPlan(
         shape,
         tier or batches[shape.boundary].tier,
         list(done.edits),
@@ -749,7 +763,7 @@ def plan_history(
     )
 
 
-def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
+def apply_edits(messages: list[Message], edits: list[PartEdit]) -> list[Message]:
     """New messages with each edited part replaced (inputs are not mutated)."""
     by_message: dict[int, dict[int, Part]] = {}
     for edit in edits:
@@ -763,6 +777,8 @@ def apply_edits(messages: list[Message], edits: list[Edit]) -> list[Message]:
 
 
 TRAILING_PREFIX = "msg_deepmem_"
+TRAILING_INFO = ("time", "agent", "model")
+"""What a trailing message takes from the info of the message it follows."""
 """Id prefix of the synthetic user message that carries the tail parts."""
 
 
@@ -776,7 +792,7 @@ def trailing_message(last: Message, tail_parts: list[Part]) -> Message:
     info = last["info"]
     message_id = f"{TRAILING_PREFIX}{tail_parts[0].get('id')}"
     user = {"id": message_id, "sessionID": info.get("sessionID", ""), "role": "user"}
-    user.update({key: info[key] for key in ("time", "agent", "model") if key in info})
+    user.update({key: info[key] for key in TRAILING_INFO if key in info})
     return {"info": user, "parts": [{**part, "messageID": message_id} for part in tail_parts]}
 
 
@@ -790,6 +806,6 @@ def append_tail_parts(messages: list[Message], tail_parts: list[Part]) -> list[M
     return [*messages, trailing_message(messages[-1], tail_parts)]
 
 
-def apply_transform(messages: list[Message], plan: Plan) -> list[Message]:
+def apply_transform(messages: list[Message], plan: TransformPlan) -> list[Message]:
     """The messages as the model should see them after this plan: edits, then tail parts."""
     return append_tail_parts(apply_edits(messages, plan.edits), plan.tail_parts)

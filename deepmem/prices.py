@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -49,11 +50,6 @@ class PriceModel(msgspec.Struct, frozen=True):
     def read(self) -> float:
         """The cache-read price as a share of the write price (what a cached token costs)."""
         return self.cache_read / self.cache_write
-
-    @property
-    def write(self) -> float:
-        """The write price in its own unit (1.0): every cost the schedule weighs is relative."""
-        return 1.0
 
 
 FAMILIES: dict[str, PriceModel] = {
@@ -154,3 +150,16 @@ def from_opencode(model: Any, family: PriceModel) -> PriceModel | None:
     write = number(cache.get("write")) or price
     name = str(model.get("id") or family.name)
     return checked(PriceModel(name, price, read, write, family.ttl_seconds, family.cached_at_marks), family)
+
+
+def resolve_prices(
+    messages: list[Message], model: Any = None, configured: Callable[[PriceModel], PriceModel | None] | None = None
+) -> PriceModel:
+    """The prices a session's jumps are weighed with, first found first used: `[cost]`
+    (`configured`, given what it would override), OpenCode's model (`model.cost`), the
+    provider family the model or else the messages name, and last the cautious `unknown`."""
+    family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
+    if family is None or family.name == "unknown":
+        family = family_of_messages(messages)
+    own = from_opencode(model, family) if model else None
+    return (configured(own or family) if configured else None) or own or family

@@ -9,12 +9,10 @@ What the model sees in the running session is not changed.
 
 from __future__ import annotations
 
-import os
 import re
 from functools import cached_property, lru_cache
 from typing import Any
 
-from deepmem.config import load_config
 from deepmem.secret_rules import FIRST_RULES, OWN_RULES, Rule, detect_secrets_rules, secret_span
 
 MARK = "[REDACTED:{}]"
@@ -74,14 +72,3 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item) for item in value]
         return value
-
-
-@lru_cache(maxsize=16)
-def _redactor(enabled: bool, extra: tuple[str, ...]) -> Redactor:
-    return Redactor(enabled, extra)
-
-
-def redactor_for(root: str | os.PathLike[str] | None) -> Redactor:
-    """The redactor the project's settings ask for (`[security] redact`, `patterns`)."""
-    security = load_config(root).security
-    return _redactor(security.redact, tuple(security.patterns))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 
 from deepmem.ccr import CCRStore
+from deepmem.part_marks import AppendedMark, CompressedMark, part_mark
 from deepmem.sealed import SealError
 from deepmem.types import Message, UnknownKeyError
 
@@ -21,12 +22,12 @@ def restore_messages(messages: list[Message], store: CCRStore, unsealed: list[st
     for index, message in enumerate(messages):
         parts = []
         for part in message["parts"]:
-            marker = (part.get("metadata") or {}).get("deepmem") if isinstance(part, dict) else None
-            if isinstance(marker, dict) and marker.get("appended"):
+            mark = part_mark(part)
+            if isinstance(mark, AppendedMark):
                 continue
-            if isinstance(marker, dict) and isinstance(marker.get("part"), str):
+            if isinstance(mark, CompressedMark):
                 try:
-                    part = orjson.loads(store.get(marker["part"]))
+                    part = orjson.loads(store.get(mark.part))
                 except SealError as exc:
                     if unsealed is None:
                         raise

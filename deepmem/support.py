@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from deepmem.history import visible_text
+from deepmem.context import context_units
 from deepmem.types import Message, Part
 
 MIN_CHARS = 16
@@ -85,11 +85,6 @@ def quoted_lines(history: list[Message], step_message: Message) -> list[str]:
     return [line for line in candidates if line in outputs]
 
 
-def seen_text(history: list[Message]) -> str:
-    """All the text a model sees of a history, joined."""
-    return "\n".join(visible_text(part) for message in history for part in message["parts"])
-
-
 def visible_count(quoted: list[str], seen: str) -> int:
     """How many quoted lines appear in the text the model saw."""
     return sum(line in seen for line in quoted)
@@ -98,8 +93,9 @@ def visible_count(quoted: list[str], seen: str) -> int:
 def step_support(
     raw_history: list[Message], compressed_history: list[Message], step_message: Message
 ) -> tuple[int, int]:
-    """(quoted lines visible in the compressed history, quoted lines) for one step."""
+    """(quoted lines visible in the compressed history, quoted lines) for one step: the lines its
+    request shows (`deepmem.context.request_units`), as the replay's meters count them."""
     quoted = quoted_lines(raw_history, step_message)
     if not quoted:
         return 0, 0
-    return visible_count(quoted, seen_text(compressed_history)), len(quoted)
+    return visible_count(quoted, "\n".join(context_units(compressed_history))), len(quoted)

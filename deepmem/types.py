@@ -126,6 +126,17 @@ class Context(msgspec.Struct, frozen=True):
     """Stripped lines of the message's tool inputs copied from earlier tool outputs (`deepmem.copied`)."""
 
 
+class SavedTotals(msgspec.Struct):
+    """What compression saved over the whole history of one session, at its latest step: the
+    toast, the bridge's stats reply, `sessions/<sid>/stats.json` and `deepmem stats`."""
+
+    step: int = 0
+    parts: int = 0
+    compressed: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
 class Original(msgspec.Struct, frozen=True, gc=False):
     """An original text a compressor cut, stored in CCR under `key`."""
 

@@ -19,13 +19,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(autouse=True)
 def isolated_roots(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point the global memory root and the user's data folder (the key) at temp dirs and clear
-    DEEPMEM_* settings from the shell; settings are strict again (an engine created in-process
-    makes them fall back to defaults)."""
+    DEEPMEM_* settings from the shell."""
     import os
 
-    from deepmem import config
-
-    monkeypatch.setattr(config, "_defaults_on_error", False)
     monkeypatch.setenv("DEEP_MEMORY_GLOBAL_ROOT", str(tmp_path_factory.mktemp("global-memory")))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
     for name in list(os.environ):

@@ -25,7 +25,7 @@ from deepmem.checkpoints.store import LATEST, RAW, read_checkpoint
 from deepmem.config import memory_dir
 from deepmem.memory.files import read_memory_file
 from deepmem.memory.store import store
-from deepmem.redact import redactor_for
+from deepmem.project import Project
 from deepmem.sealed import SealError, read_sealed
 from deepmem.sessionio import encode_json, read_session
 from deepmem.types import cache_key
@@ -70,7 +70,7 @@ def write_forever(kind: str, root: Path, start: int) -> None:
 def expected_checkpoints(root: Path) -> tuple[set[bytes], set[bytes]]:
     """Every checkpoint.md and raw transcript a writer may have left, byte for byte."""
     messages = read_session(str(SESSION)).messages
-    redactor = redactor_for(root)
+    redactor = Project.load(root).redactor
     markdown = {redactor.text(render_checkpoint(findings_for(messages[:n]), SID)).encode() for n in LENGTHS}
     raw = {encode_json(messages[:n]) for n in LENGTHS}
     return markdown, raw

@@ -12,7 +12,7 @@ import re
 import orjson
 import pytest
 
-from bench.failures import Seen
+from bench.runners.failures import Seen
 from deepmem.compressors import REGISTRY, compressors_for
 from deepmem.pipeline import outcome_for, sizes
 from deepmem.text.fields import main_text, with_main_text

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bench.headroom_contender import chat_messages
-from bench.opencode_prune import PRUNED, OpenCodePrune, prune_candidates
+from bench.contenders.headroom import chat_messages
+from bench.contenders.opencode_prune import PRUNED, OpenCodePrune, prune_candidates
 
 
 def user(text: str) -> dict:

@@ -168,6 +168,13 @@ def test_handshake_reports_versions(tmp_path: Path) -> None:
     engine = Bridge(tmp_path)
     reply = engine.hello()
     assert reply["ok"] and reply["version"] == __version__ and reply["protocol"] == PROTOCOL
+    last = {"info": {"id": "msg_1", "sessionID": "ses", "role": "assistant", "time": {"created": 1}, "agent": "build",
+                     "model": {"modelID": "m"}, "cost": 0.5}, "parts": []}
+    made = trailing_message(last, [{"id": "prt_9", "type": "text", "text": "nudge"}])["info"]
+    rules = reply["rules"]
+    assert made["id"] == rules["trailing_prefix"] + "prt_9", "the plugin names a trailing message as the engine does"
+    assert [key for key in made if key not in ("id", "sessionID", "role")] == rules["trailing_info"]
+    assert rules["compaction_suffix"] and rules["compaction_suffix"] not in "ses"
     mismatch = engine.request("hello", version="0.0.0-other", protocol=PROTOCOL)
     assert mismatch["error"]["code"] == "version_mismatch"
     assert engine.close() == 0

@@ -11,7 +11,10 @@ import pytest
 
 from deepmem.cli import main
 from deepmem.markers import marker_keys
-from deepmem.sessionio import encode_json
+from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.prices import FAMILIES
+from deepmem.sessionio import encode_json, read_session
+from deepmem.types import Settings
 
 from .conftest import FIXTURES
 
@@ -28,6 +31,20 @@ def test_compress_twice_gives_identical_bytes(tmp_path: Path) -> None:
     compress_file(DEMO, tmp_path / "a.json", tmp_path)
     compress_file(DEMO, tmp_path / "b.json", tmp_path / "other-root")
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_compress_weighs_jumps_with_the_prices_cost_sets(tmp_path: Path) -> None:
+    """`[cost]` comes first: the Gemini-named session compressed with Anthropic's prices when
+    config.toml says so, the same bytes as planning it with them, not those of its own family."""
+    configured = tmp_path / "configured"
+    (configured / ".deep-memory").mkdir(parents=True)
+    (configured / ".deep-memory" / "config.toml").write_text('[cost]\nfamily = "anthropic"\n')
+    compress_file(DEMO, tmp_path / "anthropic.json", configured)
+    compress_file(DEMO, tmp_path / "own.json", tmp_path / "plain")
+    messages = read_session(str(DEMO)).messages
+    expected = apply_transform(messages, plan_transform(messages, Settings(), prices=FAMILIES["anthropic"]))
+    assert orjson.loads((tmp_path / "anthropic.json").read_bytes())["messages"] == orjson.loads(encode_json(expected))
+    assert (tmp_path / "anthropic.json").read_bytes() != (tmp_path / "own.json").read_bytes()
 
 
 @pytest.mark.parametrize("fixture", ["django-15499.json", "opencode-demo.json", "opencode-transform.json"])

@@ -17,7 +17,6 @@ from deepmem.types import Context, Facts, Part, Settings, Tier
 
 from .conftest import FIXTURES
 
-REFERENCE = "/work/shared/reference/opencode-1.18.33/messages-transform.last.json"
 EVIDENCE = FIXTURES / "evidence" / "sessions"
 
 

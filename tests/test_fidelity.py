@@ -6,8 +6,8 @@ edited path, exit code) must be visible in the compressed text of the part that 
 or restorable: present in an original named by a marker in that part, or in the part's
 whole original (`metadata.deepmem.part`). The share visible without expansion is held
 against `fixtures/evidence/baseline.json` (`pytest --update-baseline` rewrites it).
-Regenerate the fixtures with `python -m bench.evidence`; print the table with
-`python -m bench.fidelity`.
+Regenerate the fixtures with `python -m bench.makers.evidence`; print the table with
+`python -m bench.runners.fidelity`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from bench import fidelity
+from bench.runners import fidelity
 from deepmem.sessionio import encode_json
 
 TIERS = {"default": None, "high": "high"}
@@ -26,7 +26,7 @@ ALLOWED_DROP = 0.01
 
 
 @functools.cache
-def outcomes(corpus: str, tier: str) -> dict[str, list[fidelity.Outcome]]:
+def outcomes(corpus: str, tier: str) -> dict[str, list[fidelity.EvidenceOutcome]]:
     """Per session, each evidence item with 'visible', 'restorable' or 'lost' (computed once)."""
     return fidelity.outcomes(TIERS[tier], folder=fidelity.EVIDENCE_SETS[corpus])
 

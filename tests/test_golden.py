@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from deepmem.ccr import CCRStore
-from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
 from deepmem.types import Message, Settings
@@ -48,7 +48,7 @@ def read_case(name: str) -> Case:
     return msgspec.convert(orjson.loads((GOLDEN / f"{name}.json").read_bytes()), Case)
 
 
-def plan_case(case: Case) -> tuple[list[Message], Plan, Settings]:
+def plan_case(case: Case) -> tuple[list[Message], TransformPlan, Settings]:
     """The fixture's messages, the transform's plan for them, and the settings used."""
     messages = read_session(str(FIXTURES / "sessions" / case.fixture)).messages
     settings = msgspec.structs.replace(Settings(), **case.settings)

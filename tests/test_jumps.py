@@ -8,7 +8,7 @@ import math
 import msgspec
 import pytest
 
-from bench.oracle import hindsight_jumps, schedule_cost
+from bench.contenders.hindsight import hindsight_jumps, schedule_cost
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import (
     Sizes,

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from bench.corpus import CORPUS
+from bench.corpora import SHARED
 from deepmem.extractors.calls import build_timeline
 from deepmem.extractors.lasting import find_candidates
 from deepmem.sessionio import read_session
@@ -16,7 +16,6 @@ from .conftest import FIXTURES
 
 LABELS = {item["text"]: item for name in ("memory_labels.json", "memory_history_labels.json")
           for item in orjson.loads((FIXTURES / name).read_bytes())["labels"]}
-CORPORA = CORPUS.parent
 MIN_LASTING = 0.9
 """Measured 8 of 8 on swe-gemini3, 10 of 10 on swe-deepseek, 2 of 2 on the OpenCode fixtures."""
 MIN_LASTING_HISTORY = 0.8
@@ -90,7 +89,7 @@ def test_precision_on_the_opencode_fixtures() -> None:
                                                  ("claude-entire", MIN_LASTING_HISTORY)])
 def test_lasting_share_on_each_corpus(corpus: str, minimum: float) -> None:
     """Over every session of a shared corpus: every candidate labelled, lasting share at least MIN_LASTING."""
-    folder = CORPORA / corpus
+    folder = SHARED / corpus
     if not folder.is_dir():
         pytest.skip(f"the {corpus} corpus is not on this machine")
     good, total = precision(sorted(p for p in folder.glob("*.json") if p.name != "manifest.json"))

@@ -8,7 +8,7 @@ Lowest first; a module may import its own group and any group of a lower layer:
 | 1 | compressors, extractors | `deepmem.compressors`; `deepmem.extractors` (two groups: neither imports the other) |
 | 2 | transform | `facts`, `working_set`, `nudges`, `pipeline` |
 | 3 | memory | `deepmem.memory` |
-| 4 | checkpoints, audit | `deepmem.checkpoints`; `deepmem.audit` |
+| 4 | checkpoints, replay | `deepmem.checkpoints`; `deepmem.replay`, `deepmem.audit` |
 | 5 | bridge | `deepmem.bridge` |
 | 6 | cli | `deepmem.cli`, `deepmem.commands`, `deepmem.__main__` |
 
@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compressors", "extractors"),
     ("transform",),
     ("memory",),
-    ("checkpoints", "audit"),
+    ("checkpoints", "replay"),
     ("bridge",),
     ("cli",),
 )
@@ -53,7 +53,8 @@ GROUPS: dict[str, str] = {
     "deepmem.extractors": "extractors",
     "deepmem.memory": "memory",
     "deepmem.checkpoints": "checkpoints",
-    "deepmem.audit": "audit",
+    "deepmem.replay": "replay",
+    "deepmem.audit": "replay",
     "deepmem.bridge": "bridge",
     "deepmem.cli": "cli",
     "deepmem.commands": "cli",

@@ -11,7 +11,6 @@ from deepmem.bridge.protocol import (
     AnyReply,
     CommandReply,
     CompactingReply,
-    Edit,
     EventReply,
     ExpandReply,
     HelloReply,
@@ -20,12 +19,14 @@ from deepmem.bridge.protocol import (
     SystemReply,
     ToolReply,
     TransformReply,
+    WireEdit,
     encode_reply,
     error_reply,
 )
 from deepmem.bridge.tools import TOOL_ARGS, TOOL_SCHEMAS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.memory.entries import TYPES
+from deepmem.types import SavedTotals
 
 PART = {"id": "prt_1", "type": "text", "text": "ünïcode · ccr:ab12", "metadata": {"deepmem": {"part": "ab12"}}}
 EXAMPLES: list[AnyReply] = [
@@ -33,8 +34,8 @@ EXAMPLES: list[AnyReply] = [
     TransformReply(
         id=2,
         edits=[
-            Edit(key="prt_1", message="msg_1", d="d1", part=PART),
-            Edit(key="append:prt_2", message="msg_1", append=PART, trailing=True),
+            WireEdit(key="prt_1", message="msg_1", d="d1", part=PART),
+            WireEdit(key="append:prt_2", message="msg_1", append=PART, trailing=True),
         ],
         drop=["prt_0"],
         step=12,
@@ -47,7 +48,7 @@ EXAMPLES: list[AnyReply] = [
     ToolReply(id=5, output="out"),
     CommandReply(id=6, result="checkpoint written"),
     ExpandReply(id=7, text="line\n"),
-    StatsReply(id=8, sessions={"ses": {"tokens_before": 9, "tokens_after": 3}}),
+    StatsReply(id=8, sessions={"ses": SavedTotals(tokens_before=9, tokens_after=3)}),
     ShutdownReply(id=9),
     error_reply(None, "bad_json", "not a JSON object"),
 ]

@@ -5,7 +5,7 @@ The outputs are a fixed sample of the shared corpora and the OpenCode fixtures: 
 corpus, `PER_KIND` outputs of each kind (tool, output kind, status, JSON-looking or not),
 chosen by hash: the same at every run, and from few sessions, so that few need their facts
 folded. Each is run captured and old at every tier with no facts, the facts of the
-history up to it and those of its whole session (`bench.failures.Seen.contexts`), whole and
+history up to it and those of its whole session (`bench.runners.failures.Seen.contexts`), whole and
 (by hypothesis, derandomized) cut off at any point, as a tool's own truncation leaves it.
 """
 
@@ -22,8 +22,8 @@ import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.corpus import session_paths
-from bench.failures import CORPORA, Seen, names_for, scanned_parts, seen_parts
+from bench.corpora import corpora, session_paths
+from bench.runners.failures import Seen, names_for, scanned_parts, seen_parts
 from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY, is_json_array, route_keys
 from deepmem.markers import marker_keys, shown_key
@@ -70,7 +70,7 @@ def samples() -> tuple[Seen, ...]:
     """The whole sample, corpus by corpus."""
     return tuple(
         seen
-        for folder in CORPORA
+        for folder in corpora().values()
         for path, ids in sorted(chosen_parts(folder).items())
         for seen in seen_parts(path, lambda part, ids=ids: str(part.get("id")) in ids)
     )
@@ -137,7 +137,7 @@ def run_everywhere(sample: Seen, part: Part) -> None:
 def test_the_sample_holds_every_kind_of_every_corpus() -> None:
     """Each corpus is sampled, and the parts meet every route a tool output can take."""
     chosen = samples()
-    assert {sample.place.split("/")[0] for sample in chosen} == {folder.name for folder in CORPORA}
+    assert {sample.place.split("/")[0] for sample in chosen} == {folder.name for folder in corpora().values()}
     routes = {
         key
         for sample in chosen

@@ -9,7 +9,8 @@ import pytest
 
 from deepmem.bridge.server import setup_logging
 from deepmem.config import memory_dir
-from deepmem.redact import Redactor, redactor_for
+from deepmem.project import Project
+from deepmem.redact import Redactor
 
 from .secret_formats import FORMATS
 
@@ -69,11 +70,11 @@ def test_settings_turn_redaction_off_or_add_patterns(tmp_path: Path, monkeypatch
     folder = memory_dir(tmp_path)
     folder.mkdir()
     (folder / "config.toml").write_text('[security]\npatterns = ["ACME-[0-9]{6}"]\n')
-    assert redactor_for(tmp_path).text("id ACME-123456 and password=hunter2hunter2") == (
+    assert Project.load(tmp_path).redactor.text("id ACME-123456 and password=hunter2hunter2") == (
         "id [REDACTED:custom] and password=[REDACTED:assignment]"
     )
     monkeypatch.setenv("DEEPMEM_SECURITY_REDACT", "0")
-    assert redactor_for(tmp_path).text("password=hunter2hunter2") == "password=hunter2hunter2"
+    assert Project.load(tmp_path).redactor.text("password=hunter2hunter2") == "password=hunter2hunter2"
 
 
 def test_the_bridge_log_is_redacted_and_private(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 from deepmem.cli import main
-from deepmem.config import config_problem, load_config, load_prices, memory_dir
-from deepmem.prices import FAMILIES
+from deepmem.config import config_problem, load_config, memory_dir
+from deepmem.prices import FAMILIES, PriceModel, resolve_prices
 
 from .test_bridge import Bridge, django_messages, steps_of
 
@@ -78,15 +78,21 @@ def test_the_bridge_reports_a_bad_setting_once_and_keeps_working_on_defaults(tmp
     assert log.count("batch_steps must be") == 1
 
 
+def resolved(root: Path, family: str) -> PriceModel:
+    """The prices a session named by `family` is weighed with under the settings at `root`."""
+    named = [{"info": {"role": "assistant", "providerID": family}, "parts": []}]
+    return resolve_prices(named, configured=load_config(root).cost.prices)
+
+
 def test_cost_cache_reads_override_the_familys_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`cache_reads` says where the provider reads a cached prefix up to, over the family's way."""
-    anthropic, openai = FAMILIES["anthropic"], FAMILIES["openai"]
-    assert load_prices(tmp_path, anthropic) == anthropic
+    anthropic = FAMILIES["anthropic"]
+    assert resolved(tmp_path, "anthropic") == anthropic
     monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "prefix")
-    assert load_prices(tmp_path, anthropic) == msgspec.structs.replace(anthropic, cached_at_marks=False)
+    assert resolved(tmp_path, "anthropic") == msgspec.structs.replace(anthropic, cached_at_marks=False)
     monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "marks")
     monkeypatch.setenv("DEEPMEM_COST_INPUT", "2.0")
-    priced = load_prices(tmp_path, openai)
+    priced = resolved(tmp_path, "openai")
     assert priced.cached_at_marks and priced.input == 2.0
     monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "sometimes")
     assert "cache_reads" in config_problem(tmp_path)

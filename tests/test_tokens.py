@@ -1,7 +1,7 @@
 """The token estimator against exact o200k counts stored with committed samples.
 
 The samples (`fixtures/evidence/token-samples.json`) are cut from the evidence sessions
-and counted with o200k by `python -m bench.token_samples`; no tokenizer is needed here.
+and counted with o200k by `python -m bench.makers.token_samples`; no tokenizer is needed here.
 """
 
 from __future__ import annotations

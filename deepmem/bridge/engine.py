@@ -22,13 +22,13 @@ from deepmem.bridge.protocol import (
     CommandReply,
     Compacting,
     CompactingReply,
-    Edit,
     Event,
     EventReply,
     Expand,
     ExpandReply,
     Hello,
     HelloReply,
+    PluginRules,
     ProtocolError,
     Reply,
     Shutdown,
@@ -41,18 +41,19 @@ from deepmem.bridge.protocol import (
     ToolReply,
     Transform,
     TransformReply,
+    WireEdit,
     encode,
 )
 from deepmem.bridge.session import SessionState, absorb, forget_held
 from deepmem.bridge.tools import TOOL_SCHEMAS, run_tool
 from deepmem.ccr import CCRStore
-from deepmem.config import config_problem, fall_back_to_defaults, load_config, memory_dir
+from deepmem.config import config_problem, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
-from deepmem.pipeline import Plan, plan_transform
-from deepmem.prices import PriceModel, family_of, family_of_messages, from_opencode
-from deepmem.redact import redactor_for
-from deepmem.types import DeepmemError, Message, Settings
+from deepmem.pipeline import TRAILING_INFO, TRAILING_PREFIX, TransformPlan, plan_transform
+from deepmem.prices import PriceModel, resolve_prices
+from deepmem.project import Project
+from deepmem.types import DeepmemError, Message, SavedTotals, Settings
 from deepmem.upkeep import start_up
 
 log = logging.getLogger("deepmem.bridge")
@@ -62,25 +63,27 @@ SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agen
 injected into those requests."""
 
 STABLE_BLOCK_FILE = "stable-block.md"
+COMPACTION_SUFFIX = "#compaction"
+"""Appended to a session id for the state of OpenCode's compaction copy of its history."""
 STORED_KEYS_CAP = 100_000
 """Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""
 
 
 def state_key(session_id: str, compaction: bool) -> str:
     """The key of a session's state; OpenCode's compaction copy of a history is kept apart."""
-    return f"{session_id}#compaction" if compaction else session_id
+    return f"{session_id}{COMPACTION_SUFFIX}" if compaction else session_id
 
 
 class Engine:
     """All state of one bridge process: settings, CCR, and every session it has seen."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
-        fall_back_to_defaults()
+        self.root = Project.load(root, defaults_on_error=True)
+        """The project, its settings read once (the defaults, logged, when one is bad)."""
         self.config_problem = config_problem(self.root)
-        self.config = load_config(self.root)
+        self.config = self.root.config
         self.settings = self.config.compress
-        self.redactor = redactor_for(self.root)
+        self.redactor = self.root.redactor
         self.tidy()
         self.store = CCRStore(self.root, self.settings)
         self.stored_keys: set[str] = set()
@@ -167,6 +170,7 @@ class Engine:
             pid=os.getpid(),
             tools=list(TOOL_SCHEMAS),
             commands=list(features.slash_commands()),
+            rules=PluginRules(TRAILING_PREFIX, list(TRAILING_INFO), COMPACTION_SUFFIX),
         )
         if self.config_problem:
             reply.warning = f"{self.config_problem}; using the default settings"
@@ -197,7 +201,7 @@ class Engine:
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
         # edit only while the stored part is still that one.
         wanted = {
-            edit.part_id: Edit(
+            edit.part_id: WireEdit(
                 key=edit.part_id,
                 message=edit.message_id,
                 d=state.parts[edit.part_id][0] if edit.part_id in state.parts else "",
@@ -225,14 +229,9 @@ class Engine:
     def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
         """The prices the session's jumps are weighed with: `[cost]`, else the model's own as
         OpenCode passed them, else the family the model or the messages name."""
-        model = self.session(session_id).model
-        family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
-        if family is None or family.name == "unknown":
-            family = family_of_messages(messages)
-        own = from_opencode(model, family) if model else None
-        return self.config.cost.prices(own or family) or own or family
+        return resolve_prices(messages, self.session(session_id).model, self.config.cost.prices)
 
-    def store_originals(self, plan: Plan) -> None:
+    def store_originals(self, plan: TransformPlan) -> None:
         """Put each new original into CCR once per engine (the disk write is skipped after)."""
         if len(self.stored_keys) > STORED_KEYS_CAP:
             self.stored_keys.clear()
@@ -262,7 +261,7 @@ class Engine:
             edit = append_edit(session_id, message_id, part)
             state.appends[edit.key] = edit
 
-    def tail_edits(self, session_id: str, plan: Plan, messages: list[Message]) -> dict[str, Edit]:
+    def tail_edits(self, session_id: str, plan: TransformPlan, messages: list[Message]) -> dict[str, WireEdit]:
         """This step's nudges, appended to the message that is last now (as the CLI does)."""
         if not messages or not plan.tail_parts:
             return {}
@@ -335,7 +334,7 @@ class Engine:
             state.created = True
         elif kind == "session.idle":
             self.save_stats(session_id)
-            if not state.toasted and state.saved.get("tokens_before", 0) > state.saved.get("tokens_after", 0):
+            if not state.toasted and state.saved and state.saved.tokens_before > state.saved.tokens_after:
                 state.toasted = True
                 return EventReply(toast=toast_text(state.saved))
         return EventReply()
@@ -360,10 +359,10 @@ class Engine:
         """An original from CCR, whole or a line range `A-B`."""
         return self.store.expand(key, lines)
 
-    def stats(self, session_id: str) -> dict[str, dict[str, int]]:
+    def stats(self, session_id: str) -> dict[str, SavedTotals]:
         """Saved totals per session (one session when named)."""
         chosen = [session_id] if session_id else list(self.sessions)
-        return {sid: dict(self.sessions[sid].saved) for sid in chosen if sid in self.sessions and self.sessions[sid].saved}
+        return {sid: self.sessions[sid].saved for sid in chosen if sid in self.sessions and self.sessions[sid].saved}
 
     # persistence ---------------------------------------------------------------------------
 
@@ -377,7 +376,7 @@ class Engine:
         state = self.sessions.get(session_id)
         if state is None or not state.saved:
             return
-        data = orjson.dumps(self.redactor.json({"session": session_id, **state.saved}), option=orjson.OPT_INDENT_2)
+        data = orjson.dumps(self.redactor.json({"session": session_id, **msgspec.to_builtins(state.saved)}), option=orjson.OPT_INDENT_2)
         atomic_write(self.session_dir(session_id) / "stats.json", data + b"\n", PRIVATE)
 
     def save_all_stats(self) -> None:
@@ -386,13 +385,13 @@ class Engine:
             self.save_stats(session_id)
 
 
-def append_edit(session_id: str, message_id: str, part: dict[str, Any], trailing: bool = False) -> Edit:
+def append_edit(session_id: str, message_id: str, part: dict[str, Any], trailing: bool = False) -> WireEdit:
     """An edit that appends a synthetic part at the end of one message (or after it: `trailing`)."""
     part = {"messageID": message_id, "sessionID": session_id, **part}
-    return Edit(key=f"append:{part.get('id')}", message=message_id, append=part, trailing=trailing)
+    return WireEdit(key=f"append:{part.get('id')}", message=message_id, append=part, trailing=trailing)
 
 
-def diff_held(state: SessionState, wanted: dict[str, Edit]) -> tuple[list[Edit], list[str]]:
+def diff_held(state: SessionState, wanted: dict[str, WireEdit]) -> tuple[list[WireEdit], list[str]]:
     """Edits the plugin lacks or holds in another version, and keys it must drop.
 
     An edit whose part is the very object held last step (parts come from the pipeline's
@@ -420,23 +419,23 @@ def is_side_request(system: list[str]) -> bool:
     return any(marker in head for marker in SIDE_REQUEST_MARKERS)
 
 
-def plan_totals(plan: Plan) -> dict[str, int]:
+def plan_totals(plan: TransformPlan) -> SavedTotals:
     """Whole-history totals of a plan, for stats and the toast."""
     rows = plan.stats.values()
-    return {
-        "step": plan.layout.step,
-        "parts": sum(row.parts for row in rows),
-        "compressed": sum(row.compressed for row in rows),
-        "tokens_before": sum(row.tokens_before for row in rows),
-        "tokens_after": sum(row.tokens_after for row in rows),
-    }
+    return SavedTotals(
+        plan.layout.step,
+        sum(row.parts for row in rows),
+        sum(row.compressed for row in rows),
+        sum(row.tokens_before for row in rows),
+        sum(row.tokens_after for row in rows),
+    )
 
 
-def toast_text(saved: dict[str, int]) -> str:
+def toast_text(saved: SavedTotals) -> str:
     """One line for the user: what compression saved in this session so far."""
-    before, after = saved.get("tokens_before", 0), saved.get("tokens_after", 0)
+    before, after = saved.tokens_before, saved.tokens_after
     percent = 100 * (before - after) / before if before else 0.0
     return (
         f"deepmem: {before - after:,} tokens saved ({percent:.0f}%) · "
-        f"{saved.get('compressed', 0)} parts compressed, all restorable with deep_expand"
+        f"{saved.compressed} parts compressed, all restorable with deep_expand"
     )

@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from deepmem.types import SavedTotals
+
 PROTOCOL = 2
 """Bumped whenever the wire format changes (2: `hello` names the tools and commands)."""
 
@@ -188,6 +190,17 @@ class ToolSchema(msgspec.Struct):
     parameters: dict[str, Any]
 
 
+class PluginRules(msgspec.Struct):
+    """Rules of the engine the plugin applies on its own side, taken from the handshake."""
+
+    trailing_prefix: str
+    """A trailing message's id: this prefix and the id of the part it holds."""
+    trailing_info: list[str]
+    """What a trailing message takes from the info of the message it follows."""
+    compaction_suffix: str
+    """Appended to a session id for the state of OpenCode's compaction copy of its history."""
+
+
 class HelloReply(Reply):
     """The handshake passed: the engine's versions and what the plugin registers."""
 
@@ -197,11 +210,12 @@ class HelloReply(Reply):
     tools: list[ToolSchema] = []
     commands: list[str] = []
     """Slash commands answered in `command.execute.before` (without the `/`)."""
+    rules: PluginRules | UnsetType = UNSET
     warning: str | UnsetType = UNSET
     """Set when config.toml is unusable and the defaults are used."""
 
 
-class Edit(msgspec.Struct, omit_defaults=True):
+class WireEdit(msgspec.Struct, omit_defaults=True):
     """An edit the plugin holds and re-applies every step, addressed by `key`.
 
     Either `part` replaces the part `key` of `message` while that part's transport digest
@@ -220,7 +234,7 @@ class Edit(msgspec.Struct, omit_defaults=True):
 class TransformReply(Reply):
     """The edits the plugin lacks, the keys it must drop, and where the session stands."""
 
-    edits: list[Edit] = []
+    edits: list[WireEdit] = []
     drop: list[str] = []
     step: int = 0
     boundary: int = 0
@@ -269,7 +283,7 @@ class ExpandReply(Reply):
 class StatsReply(Reply):
     """Saved totals per session."""
 
-    sessions: dict[str, dict[str, int]] = {}
+    sessions: dict[str, SavedTotals] = {}
 
 
 class ShutdownReply(Reply):

@@ -23,9 +23,10 @@ from deepmem.bridge.protocol import (
     encode_reply,
     error_reply,
 )
-from deepmem.config import LimitSettings, fall_back_to_defaults, load_config, memory_dir
+from deepmem.config import LimitSettings, memory_dir
 from deepmem.disk import PRIVATE, ensure_gitignore
-from deepmem.redact import Redactor, redactor_for
+from deepmem.project import Project
+from deepmem.redact import Redactor
 from deepmem.types import DeepmemError, UnknownKeyError
 
 log = logging.getLogger("deepmem.bridge")
@@ -65,9 +66,9 @@ def setup_logging(root: str) -> None:
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    fall_back_to_defaults()
-    handler.maxBytes = load_config(root).limits.log_bytes
-    formatter.redactor = redactor_for(root)
+    project = Project.load(root, defaults_on_error=True)
+    handler.maxBytes = project.config.limits.log_bytes
+    formatter.redactor = project.redactor
 
 
 class LineTooLong(Exception):

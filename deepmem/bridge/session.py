@@ -7,9 +7,9 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from deepmem.bridge.protocol import Edit, ProtocolError, Transform, WireMessage, chain_digest
+from deepmem.bridge.protocol import ProtocolError, Transform, WireEdit, WireMessage, chain_digest
 from deepmem.sessionio import validate_messages
-from deepmem.types import InputError, Message, Part
+from deepmem.types import InputError, Message, Part, SavedTotals
 
 
 class SessionState(msgspec.Struct):
@@ -26,7 +26,7 @@ class SessionState(msgspec.Struct):
     held: dict[str, tuple[Any, tuple[str, str | UnsetType], str]] = {}
     """Edit key → (its part, (message id, part digest), digest of the whole edit) for every
     edit the plugin holds (it re-applies them every step)."""
-    appends: dict[str, Edit] = {}
+    appends: dict[str, WireEdit] = {}
     """Sticky appended parts (the whisper of each user message): edit key → edit."""
     whispered: set[str] = set()
     """User message ids whose whisper was already decided."""
@@ -39,7 +39,7 @@ class SessionState(msgspec.Struct):
     """The window of the model that answers this session's main requests; 0 when unknown."""
     model: dict[str, Any] = {}
     """That model's id, provider and prices as OpenCode passed them; empty when unknown."""
-    saved: dict[str, int] = {}
+    saved: SavedTotals | None = None
     """Totals of the latest plan: tokens_before, tokens_after, parts, compressed, step."""
 
 

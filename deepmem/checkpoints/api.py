@@ -17,7 +17,7 @@ from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import put_episode
 from deepmem.memory.store import add_notes, now_text
-from deepmem.redact import redactor_for
+from deepmem.project import project_of
 from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -75,7 +75,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
 def redacted(findings: Findings, root: str | os.PathLike[str]) -> Findings:
     """The findings with their secrets redacted before rendering clips them (a cut secret no longer
     matches its detector; a key block cut from its header line is only base64)."""
-    return msgspec.convert(redactor_for(root).json(msgspec.to_builtins(findings)), Findings)
+    return msgspec.convert(project_of(root).redactor.json(msgspec.to_builtins(findings)), Findings)
 
 
 def findings_for(messages: object) -> Findings:

@@ -22,7 +22,7 @@ from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
 from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline
-from deepmem.redact import redactor_for
+from deepmem.project import project_of
 from deepmem.sealed import SealError, read_sealed
 from deepmem.toolcalls.shell import first_program
 
@@ -120,7 +120,7 @@ def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
     written: list[str] = []
     kept: list[str] = []
     digests = written_digests(root)
-    redactor = redactor_for(root)
+    redactor = project_of(root).redactor
     for shapes, count, example in recurring_sequences(session_shapes(root)):
         name = skill_name(shapes)
         path = skills_dir(root) / name / "SKILL.md"

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from deepmem.config import load_config, memory_dir
+from deepmem.config import memory_dir
 from deepmem.disk import locked
 from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, set_aside
 from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
 from deepmem.memory.staleness import remember_hashes
+from deepmem.project import project_of
 from deepmem.types import DeepmemError
 
 NOTES, MEMORY = "notes.md", "MEMORY.md"
@@ -28,7 +29,7 @@ SHOWN_CHANGES = 20
 
 def entry_cap(root: str | os.PathLike[str]) -> int:
     """`[memory] max_entries` of the settings (checked when they load), default 200."""
-    return load_config(root).memory.max_entries
+    return project_of(root).config.memory.max_entries
 
 
 def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:

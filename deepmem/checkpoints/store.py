@@ -11,9 +11,9 @@ import orjson
 import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
-from deepmem.config import load_config, memory_dir
+from deepmem.config import memory_dir
 from deepmem.disk import append_capped, atomic_write, prune_folders
-from deepmem.redact import redactor_for
+from deepmem.project import project_of
 from deepmem.sealed import RAW_TRANSCRIPT, write_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
@@ -48,11 +48,11 @@ def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: li
                      markdown: str) -> list[Path]:
     """Write the session checkpoint and the latest one (secrets redacted), then the raw messages (exact, sealed)."""
     folder = session_dir(root, session_id)
-    data = redactor_for(root).text(markdown).encode("utf-8")
+    data = project_of(root).redactor.text(markdown).encode("utf-8")
     for path in (folder / LATEST, memory_dir(root) / LATEST):
         atomic_write(path, data)
     write_sealed(folder / RAW, encode_json(messages))
-    prune_folders(folder.parent, load_config(root).limits.sessions_kept, folder)
+    prune_folders(folder.parent, project_of(root).config.limits.sessions_kept, folder)
     return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
 
 
@@ -60,8 +60,8 @@ def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: li
 def append_log(root: str | os.PathLike[str], entry: dict[str, object]) -> Path:
     """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`, oldest lines capped."""
     path = memory_dir(root) / LOG
-    entry = redactor_for(root).json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
-    append_capped(path, orjson.dumps(entry) + b"\n", load_config(root).limits.log_bytes)
+    entry = project_of(root).redactor.json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
+    append_capped(path, orjson.dumps(entry) + b"\n", project_of(root).config.limits.log_bytes)
     return path
 
 

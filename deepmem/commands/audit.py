@@ -17,7 +17,6 @@ import msgspec
 
 from deepmem.audit import SessionAudit, audit_session, top_savers
 from deepmem.cli import add_root
-from deepmem.config import load_settings
 from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
 from deepmem.prices import REPORTED
 from deepmem.types import InputError, Message
@@ -99,8 +98,8 @@ def audits(
     chosen: list[tuple[StoredSession, Loader]], args: argparse.Namespace, warnings: list[str]
 ) -> Iterator[SessionAudit]:
     """Each chosen session replayed; one that cannot be loaded is a warning."""
-    settings = load_settings(args.root)
-    progress = Progress(len(chosen)) if sys.stderr.isatty() and not args.json else None
+    settings = args.root.config.compress
+    progress = ProgressBar(len(chosen)) if sys.stderr.isatty() and not args.json else None
     for number, (session, load) in enumerate(chosen, 1):
         if progress:
             progress.show(number, session.title or session.id)
@@ -116,7 +115,7 @@ def audits(
         progress.done()
 
 
-class Progress:
+class ProgressBar:
     """A one-line progress bar on stderr."""
 
     WIDTH = 30

@@ -7,8 +7,8 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.config import load_settings
-from deepmem.pipeline import Plan, apply_transform, plan_transform
+from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
+from deepmem.prices import resolve_prices
 from deepmem.sessionio import encode_json, read_session, write_output
 
 
@@ -25,9 +25,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compress, store originals in CCR, write the same shape back."""
-    settings = load_settings(args.root)
+    config = args.root.config
+    settings = config.compress
     session = read_session(args.input)
-    plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier)
+    prices = resolve_prices(session.messages, configured=config.cost.prices)
+    plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier, prices=prices)
     CCRStore(args.root, settings).put_all(plan.originals)
     session.messages = apply_transform(session.messages, plan)
     write_output(encode_json(session.to_json()), args.output)
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_stats(plan: Plan) -> str:
+def format_stats(plan: TransformPlan) -> str:
     """A plain table: per part kind, characters and estimated tokens before and after."""
     header = f"{'kind':<22}{'parts':>7}{'cut':>6}{'chars before':>14}{'after':>12}{'tokens before':>15}{'after':>10}{'saved':>8}"
     lines = [header, "-" * len(header)]

@@ -7,7 +7,6 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.config import load_settings
 from deepmem.restore import restore_messages
 from deepmem.sealed import SealError
 from deepmem.sessionio import encode_json, read_session, write_output
@@ -27,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one original, or write the restored session."""
-    store = CCRStore(args.root, load_settings(args.root))
+    store = CCRStore(args.root, args.root.config.compress)
     if args.session:
         if args.key:
             raise InputError("give either a KEY or --session, not both")

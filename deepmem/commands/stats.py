@@ -9,20 +9,9 @@ import orjson
 
 from deepmem.cli import add_root
 from deepmem.config import memory_dir
-from deepmem.types import InputError
+from deepmem.types import InputError, SavedTotals
 
 COLUMNS = ("step", "parts", "compressed", "tokens_before", "tokens_after")
-
-
-class StatsRecord(msgspec.Struct):
-    """One session's totals as the engine writes them to `sessions/<sid>/stats.json`."""
-
-    session: str
-    step: int = 0
-    parts: int = 0
-    compressed: int = 0
-    tokens_before: int = 0
-    tokens_after: int = 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,27 +22,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def load_records(root: str) -> list[StatsRecord]:
-    """Every `sessions/<sid>/stats.json`, sorted by session id."""
-    records = []
+def load_records(root: str) -> dict[str, SavedTotals]:
+    """Session → its totals, from every `sessions/<sid>/stats.json`, in the order of their folders."""
+    records = {}
     for path in sorted((memory_dir(root) / "sessions").glob("*/stats.json")):
         try:
-            records.append(msgspec.convert(orjson.loads(path.read_bytes()), StatsRecord))
+            data = orjson.loads(path.read_bytes())
+            session = data.pop("session") if isinstance(data, dict) else None
+            if not isinstance(session, str):
+                raise msgspec.ValidationError("Object missing required field `session`")
+            records[session] = msgspec.convert(data, SavedTotals)
         except (OSError, orjson.JSONDecodeError, msgspec.ValidationError) as exc:
             raise InputError(f"{path}: unreadable: {exc}") from None
     return records
 
 
-def format_table(records: list[StatsRecord]) -> str:
+def format_table(records: dict[str, SavedTotals]) -> str:
     """One row per session plus a total row."""
     header = f"{'session':<34}{'steps':>7}{'parts':>8}{'cut':>7}{'tokens before':>15}{'after':>10}{'saved':>8}"
     lines = [header, "-" * len(header)]
     totals = dict.fromkeys(COLUMNS, 0)
-    for record in records:
+    for session, record in records.items():
         values = {name: getattr(record, name) for name in COLUMNS}
         for name in COLUMNS:
             totals[name] += values[name]
-        lines.append(row(record.session, values))
+        lines.append(row(session, values))
     lines.append("-" * len(header))
     lines.append(row(f"total ({len(records)} sessions)", totals))
     return "\n".join(lines)
@@ -73,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the table (or JSON lines)."""
     records = load_records(args.root)
     if args.json:
-        for record in records:
-            print(msgspec.json.encode(record).decode())
+        for session, record in records.items():
+            print(msgspec.json.encode({"session": session, **msgspec.to_builtins(record)}).decode())
         return 0
     if not records:
         print(f"no session recorded yet under {memory_dir(args.root)}")

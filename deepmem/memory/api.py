@@ -12,7 +12,6 @@ from typing import Any
 
 import msgspec
 
-from deepmem.config import load_config
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.episodes import CHANGED, WORKED, definitions, episodes_path, sessions_with, weighted
@@ -22,6 +21,7 @@ from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.memory.usage import record_use
+from deepmem.project import project_of
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
@@ -137,7 +137,7 @@ def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list
     if not query or not any(state.entries for state in searched_files(root, "all")):
         return []
     if min_score is None:
-        min_score = load_config(root).memory.whisper_min_score
+        min_score = project_of(root).config.memory.whisper_min_score
         min_score = float("-inf") if min_score is None else min_score
     terms = set(cached_tokens(query))
     chosen = []

@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deepmem.config import load_table, memory_dir
+from deepmem.project import project_of
 from deepmem.types import ConfigError
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static-256"
@@ -20,9 +20,7 @@ def model_name(root: str | os.PathLike[str] | None = None) -> str:
     if name:
         return name
     if root is not None:
-        configured = load_table(root, "memory").get("model")
-        if configured is not None and not isinstance(configured, str):
-            raise ConfigError(f"{memory_dir(root) / 'config.toml'}: [memory] model must be a string")
+        configured = project_of(root).config.memory.model
         if configured:
             return configured
     return str(DEFAULT_MODEL)

@@ -20,7 +20,7 @@ from deepmem.memory.files import (
 )
 from deepmem.memory.staleness import remember_hashes
 from deepmem.memory.tokenize import cached_tokens
-from deepmem.redact import redactor_for
+from deepmem.project import project_of
 from deepmem.types import InputError
 
 NEAR_DUPLICATE = 0.8
@@ -115,7 +115,7 @@ def _brief(entry: Entry) -> str:
 def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: str = "project",
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
-    text, kind = redactor_for(root).text(clean_text(text)), check_type(kind)
+    text, kind = project_of(root).redactor.text(clean_text(text)), check_type(kind)
     if kind == "episode":
         raise InputError("episodes are written by checkpoints, one per session; store a decision, constraint, "
                          "gotcha, fact or note")
@@ -154,7 +154,7 @@ def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str 
     """Add many entries in one write; each keeps its id (replacing an entry with that id)."""
     path = memory_path(root, scope)
     counts = {"imported": 0, "replaced": 0, "skipped": 0}
-    redactor = redactor_for(root)
+    redactor = project_of(root).redactor
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
@@ -202,7 +202,7 @@ def add_notes(root: str | os.PathLike[str], items: list[tuple[str, str]], source
     with locked(path.parent):
         state = read_memory_file(path, "project", verify=True)
         taken, known, added = dict(state.by_id), set(state.by_text), []
-        redact = redactor_for(root)
+        redact = project_of(root).redactor
         for kind, text in items:
             text, kind = redact.text(clean_text(text)), check_type(kind)
             if normalise(text) in known:

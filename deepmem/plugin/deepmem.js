@@ -158,7 +158,7 @@ function createEngine(directory, settings, clock) {
       if (reply?.ok) {
         engine.status = "ready";
         engine.backoffMs = 500;
-        engine.manifest = { tools: reply.tools ?? [], commands: reply.commands ?? [] };
+        engine.manifest = { tools: reply.tools ?? [], commands: reply.commands ?? [], rules: reply.rules };
         if (reply.warning) engine.warnOnce(reply.warning);
       } else if (reply?.error?.code === "version_mismatch") {
         engine.status = "mismatch";
@@ -394,16 +394,16 @@ function mergeEdits(state, reply) {
 }
 
 // A synthetic user message after the last one, holding a part meant for the very end of the
-// context (a nudge), built as deepmem.pipeline.trailing_message builds it: OpenCode sends an
-// assistant message's text before its tool results, so a nudge appended to it would sit
-// before them and break the cached prefix when it moves on.
-function trailingMessage(last, part) {
-  const user = { id: `msg_deepmem_${part.id}`, sessionID: last.info.sessionID ?? "", role: "user" };
-  for (const key of ["time", "agent", "model"]) if (last.info[key] !== undefined) user[key] = last.info[key];
+// context (a nudge), made by the rules the engine's hello gives (deepmem.pipeline.trailing_message):
+// OpenCode sends an assistant message's text before its tool results, so a nudge appended to
+// it would sit before them and break the cached prefix when it moves on.
+function trailingMessage(rules, last, part) {
+  const user = { id: `${rules.trailing_prefix}${part.id}`, sessionID: last.info.sessionID ?? "", role: "user" };
+  for (const key of rules.trailing_info) if (last.info[key] !== undefined) user[key] = last.info[key];
   return { info: user, parts: [{ ...part, messageID: user.id }] };
 }
 
-function applyEdits(state, messages, digests, withAppends) {
+function applyEdits(rules, state, messages, digests, withAppends) {
   if (!state.edits.size) return;
   const where = new Map();
   const byMessage = new Map();
@@ -420,7 +420,7 @@ function applyEdits(state, messages, digests, withAppends) {
       messages[i].parts[j] = edit.part;
     } else if (edit.append && withAppends && edit.trailing) {
       const last = messages[messages.length - 1];
-      if (last?.info.id === edit.message) messages.push(trailingMessage(last, edit.append));
+      if (last?.info.id === edit.message) messages.push(trailingMessage(rules, last, edit.append));
     } else if (edit.append && withAppends) {
       const message = byMessage.get(edit.message);
       if (message && !message.parts.some((part) => part.id === edit.append.id)) message.parts.push(edit.append);
@@ -428,15 +428,19 @@ function applyEdits(state, messages, digests, withAppends) {
   }
 }
 
-// The key of a session's state; OpenCode's compaction copy of a history is kept apart.
-function stateKey(sessionID, compaction) {
-  return compaction ? `${sessionID}#compaction` : sessionID;
+// The key of a session's state; OpenCode's compaction copy of a history is kept apart, under
+// the suffix the engine's hello gives.
+function stateKey(rules, sessionID, compaction) {
+  return compaction ? `${sessionID}${rules.compaction_suffix}` : sessionID;
 }
 
 async function transformMessages(engine, messages, compaction, deadlineMs = engine.settings.deadlineMs) {
   const sessionID = messages.find((message) => message.info?.sessionID)?.info.sessionID;
   if (!sessionID) return;
-  const key = stateKey(sessionID, compaction);
+  if (!engine.manifest) await engine.usable(); // the first handshake gives the rules
+  const rules = engine.manifest?.rules;
+  if (!rules) return;
+  const key = stateKey(rules, sessionID, compaction);
   const digests = digestMessages(engine.digestCache, messages);
   const send = () => {
     const state = engine.session(key);
@@ -449,7 +453,7 @@ async function transformMessages(engine, messages, compaction, deadlineMs = engi
   const reply = await send();
   if (reply?.error?.code === "resync") await send();
   const state = engine.sessions.get(key);
-  if (state) applyEdits(state, messages, digests, !compaction);
+  if (state) applyEdits(rules, state, messages, digests, !compaction);
 }
 
 // Commands and compaction need the session's history in the engine. A session continued
@@ -626,7 +630,8 @@ export const DeepmemPlugin = async (input, options) => {
       if (!FORWARDED_EVENTS.has(event?.type)) return;
       const session = eventSession(event);
       if (event.type === "session.deleted") {
-        for (const compaction of [false, true]) engine.sessions.delete(stateKey(session, compaction));
+        const rules = engine.manifest?.rules;
+        if (rules) for (const compaction of [false, true]) engine.sessions.delete(stateKey(rules, session, compaction));
       }
       const reply = await engine.request({ op: "event", type: event.type, session }, engine.settings.slowDeadlineMs);
       if (reply?.toast && !toasted.has(session)) {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Change(msgspec.Struct, frozen=True, gc=False):
+class FileChange(msgspec.Struct, frozen=True, gc=False):
     """A file a call changed: `edited` in place, `written` whole, `created` or `deleted`.
 
     A move is the destination `written` with `moved_from` set, then the source `deleted`.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from deepmem.toolcalls.changes import Change
+from deepmem.toolcalls.changes import FileChange
 from deepmem.toolcalls.patches import patch_targets
 from deepmem.toolcalls.python_writes import python_writes
 from deepmem.toolcalls.shell import heredoc_lines, simple_commands, strip_prefixes
@@ -23,14 +23,14 @@ MAY_WRITE = re.compile(r">|<|\b(?:cd|sed|perl|tee|mv|cp|rm|unlink|touch|ln|patch
 """Lines without any of these cannot write a file: they skip the tokenizer."""
 
 
-def command_writes(command: str, scripts: dict[str, str]) -> list[Change]:
+def command_writes(command: str, scripts: dict[str, str]) -> list[FileChange]:
     """Every file the command changes, its path joined to the folder a `cd` in the command moved to.
 
     `scripts` maps paths written earlier in the session to their text, so that
     `python fix.py` or `patch -p1 < fix.diff` is followed into what it changes; files
     this command writes from a heredoc are added to it.
     """
-    found: list[Change] = []
+    found: list[FileChange] = []
     cwd = ""
     for line, body in heredoc_lines(command):
         if body is None and not MAY_WRITE.search(line):
@@ -46,23 +46,23 @@ def command_writes(command: str, scripts: dict[str, str]) -> list[Change]:
     return found
 
 
-def _in_folder(change: Change, cwd: str) -> Change:
+def _in_folder(change: FileChange, cwd: str) -> FileChange:
     """The change with its paths taken relative to `cwd` (unchanged when `cwd` is '')."""
     if not cwd:
         return change
     moved_from = posixpath.join(cwd, change.moved_from) if change.moved_from else ""
-    return Change(posixpath.join(cwd, change.path), change.action, moved_from)
+    return FileChange(posixpath.join(cwd, change.path), change.action, moved_from)
 
 
-def simple_command_writes(words: list[str], body: str | None, scripts: dict[str, str]) -> list[Change]:
+def simple_command_writes(words: list[str], body: str | None, scripts: dict[str, str]) -> list[FileChange]:
     """What one simple command changes: its redirect targets plus its program's own writes."""
-    changes: list[Change] = []
+    changes: list[FileChange] = []
     plain: list[str] = []
     index = 0
     while index < len(words):
         word = words[index]
         if word in REDIRECTS and index + 1 < len(words):
-            changes.append(Change(words[index + 1], "written"))
+            changes.append(FileChange(words[index + 1], "written"))
             index += 2
             continue
         if word in DESCRIPTOR_REDIRECTS and index + 1 < len(words):
@@ -77,7 +77,7 @@ def simple_command_writes(words: list[str], body: str | None, scripts: dict[str,
     return [change for change in changes if _is_file_path(change.path)]
 
 
-def program_writes(words: list[str], body: str | None, scripts: dict[str, str]) -> list[Change]:
+def program_writes(words: list[str], body: str | None, scripts: dict[str, str]) -> list[FileChange]:
     """The files a program changes through its arguments (sed -i, tee, mv, cp, rm, patch…)."""
     if not words:
         return []
@@ -88,19 +88,19 @@ def program_writes(words: list[str], body: str | None, scripts: dict[str, str]) 
             return []
     operands = [arg for arg in args if not arg.startswith("-")]
     if program == "sed" and any(arg.startswith("-i") or arg == "--in-place" for arg in args):
-        return [Change(path, "written") for path in _sed_files(args)]
+        return [FileChange(path, "written") for path in _sed_files(args)]
     if program == "perl" and any(arg.startswith("-i") or (arg.startswith("-") and "i" in arg[1:]) for arg in args):
-        return [Change(path, "written") for path in operands[1:]]
+        return [FileChange(path, "written") for path in operands[1:]]
     if program == "tee":
-        return [Change(path, "written") for path in operands]
+        return [FileChange(path, "written") for path in operands]
     if program in ("mv", "cp") and len(operands) >= 2:
         return _copies(program == "mv", operands[:-1], operands[-1])
     if program in ("rm", "unlink"):
-        return [Change(path, "deleted") for path in operands]
+        return [FileChange(path, "deleted") for path in operands]
     if program == "touch":
-        return [Change(path, "created") for path in operands]
+        return [FileChange(path, "created") for path in operands]
     if program == "ln" and len(operands) >= 2:
-        return [Change(_into(operands[-1], operands[0]), "created")]
+        return [FileChange(_into(operands[-1], operands[0]), "created")]
     if program in SHELLS or program.endswith(".sh") or words[0].startswith("./"):
         return _script_writes(words[0] if program not in SHELLS else (operands or ["-"])[0], body, scripts)
     if program == "patch" or (program == "git" and args[:1] == ["apply"]):
@@ -110,17 +110,17 @@ def program_writes(words: list[str], body: str | None, scripts: dict[str, str]) 
     return []
 
 
-def _copies(move: bool, sources: list[str], target: str) -> list[Change]:
+def _copies(move: bool, sources: list[str], target: str) -> list[FileChange]:
     """`cp` writes each target; `mv` also deletes each source, and names it on the target it moved to."""
     landed = [
-        Change(_into(target, source), "written", source if move and _is_file_path(source) else "") for source in sources
+        FileChange(_into(target, source), "written", source if move and _is_file_path(source) else "") for source in sources
     ]
-    return landed + [Change(source, "deleted") for source in sources] if move else landed
+    return landed + [FileChange(source, "deleted") for source in sources] if move else landed
 
 
-def _as_changes(pairs: list[tuple[str, str]]) -> list[Change]:
+def _as_changes(pairs: list[tuple[str, str]]) -> list[FileChange]:
     """(path, action) pairs of the patch and Python readers as changes."""
-    return [Change(path, action) for path, action in pairs]
+    return [FileChange(path, action) for path, action in pairs]
 
 
 def _sed_files(args: list[str]) -> list[str]:
@@ -170,7 +170,7 @@ def _python_writes(args: list[str], body: str | None, scripts: dict[str, str]) -
     return []
 
 
-def _script_writes(script: str, body: str | None, scripts: dict[str, str]) -> list[Change]:
+def _script_writes(script: str, body: str | None, scripts: dict[str, str]) -> list[FileChange]:
     """Writes of a shell script the session wrote earlier (or fed on stdin), followed once."""
     key = posixpath.normpath(script)
     text = scripts.pop(key, None) if script != "-" else body

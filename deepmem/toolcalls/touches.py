@@ -26,16 +26,17 @@ from typing import Any
 
 import msgspec
 
-from deepmem.toolcalls.changes import Change
+from deepmem.toolcalls.changes import FileChange
+from deepmem.toolcalls.kinds import tools_that
 from deepmem.toolcalls.patches import patch_targets
 from deepmem.toolcalls.shell import command_kind, read_target
 from deepmem.toolcalls.shell_writes import command_writes
 
-READ_TOOLS = frozenset({"read"})
-EDIT_TOOLS = frozenset({"edit", "multiedit"})
-WRITE_TOOLS = frozenset({"write"})
-PATCH_TOOLS = frozenset({"patch", "apply_patch"})
-SHELL_TOOLS = frozenset({"bash", "shell"})
+READ_TOOLS = tools_that("read")
+EDIT_TOOLS = tools_that("edit")
+WRITE_TOOLS = tools_that("write")
+PATCH_TOOLS = tools_that("patch")
+SHELL_TOOLS = tools_that("shell")
 FILE_TOOLS = EDIT_TOOLS | WRITE_TOOLS | PATCH_TOOLS
 """Tools made to change files: their input holds what they change, their output only confirms it."""
 NOTHING: Mapping[str, str] = {}
@@ -48,7 +49,7 @@ class Touches(msgspec.Struct, frozen=True, gc=False):
     """The file the call's output shows (a `read`, or a shell command that prints a file)."""
     first_line: int = 1
     """The line of the read file its output starts at."""
-    changes: tuple[Change, ...] = ()
+    changes: tuple[FileChange, ...] = ()
     """Files changed, in the order the call changed them."""
     command: str = ""
     """The shell command run ('' for other tools)."""
@@ -115,9 +116,9 @@ def call_touches(tool: str, inputs: dict[str, Any], known: Mapping[str, str] = N
     if tool in WRITE_TOOLS and isinstance(path, str):
         content = inputs.get("content")
         texts = ((posixpath.normpath(path), content),) if isinstance(content, str) else ()
-        return Touches(changes=(Change(path, "written"),), texts=texts)
+        return Touches(changes=(FileChange(path, "written"),), texts=texts)
     if tool in EDIT_TOOLS and isinstance(path, str):
-        return Touches(changes=(Change(path, "edited"),))
+        return Touches(changes=(FileChange(path, "edited"),))
     if tool in PATCH_TOOLS:
         text = inputs.get("patchText") or inputs.get("patch") or ""
         return Touches(changes=patch_changes(text)) if isinstance(text, str) else Touches()
@@ -127,9 +128,9 @@ def call_touches(tool: str, inputs: dict[str, Any], known: Mapping[str, str] = N
     return Touches()
 
 
-def patch_changes(text: str) -> tuple[Change, ...]:
+def patch_changes(text: str) -> tuple[FileChange, ...]:
     """The changes a patch text makes (unified diffs and OpenCode's `*** Begin Patch`)."""
-    return tuple(Change(path, action) for path, action in patch_targets(text))
+    return tuple(FileChange(path, action) for path, action in patch_targets(text))
 
 
 def command_touches(command: str, known: Mapping[str, str], source: tuple[str, int] | None) -> Touches:
@@ -167,7 +168,7 @@ class Asked(dict):
 
 
 @lru_cache(maxsize=16_384)
-def standalone_writes(command: str) -> tuple[tuple[Change, ...], tuple[tuple[str, str], ...], frozenset[str]]:
+def standalone_writes(command: str) -> tuple[tuple[FileChange, ...], tuple[tuple[str, str], ...], frozenset[str]]:
     """A command's changes and written texts when no file is known yet, and the paths it looked up
     (scripts it runs, patches it reads): while none of them is known, they hold whatever is.
     Memoized: the facts of every boundary read the whole old history again."""

@@ -254,8 +254,9 @@ test("a version mismatch is reported once and the plugin stays out of the way", 
 
 test("an engine that stops answering is restarted", async () => {
   const { project: scripts } = makeProject();
-  // Answers the handshake (with the request's id), then nothing ever again.
-  const hello = `{"id":%s,"ok":true,"version":"0.1.0","protocol":2,"tools":[],"commands":[]}\\n`;
+  // Answers the handshake (with the request's id and the rules a real engine gives), then nothing ever again.
+  const rules = `{"trailing_prefix":"msg_deepmem_","trailing_info":["time","agent","model"],"compaction_suffix":"#compaction"}`;
+  const hello = `{"id":%s,"ok":true,"version":"0.1.0","protocol":2,"tools":[],"commands":[],"rules":${rules}}\\n`;
   const python = fakeEngine(
     scripts,
     `echo start >> "${scripts}/starts"\nread line\nprintf '${hello}' "$(echo "$line" | sed 's/.*"id":\\([0-9]*\\)}$/\\1/')"\ncat > /dev/null`,

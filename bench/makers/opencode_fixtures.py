@@ -1,6 +1,6 @@
 """Record OpenCode-format fixture sessions with the real `opencode` binary and a scripted model.
 
-    python -m bench.make_opencode_fixtures [NAME ...] [--out fixtures/sessions]
+    python -m bench.makers.opencode_fixtures [NAME ...] [--out fixtures/sessions]
 
 Builds a demo project (the small modules of bench/opencode_sessions.py plus copies of the
 json, email and logging packages of this Python's stdlib in lib/), plays each named session
@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.opencode_sessions import PROJECT_FILES, SESSIONS, STDLIB_PACKAGES
+from bench.makers.opencode_sessions import PROJECT_FILES, SESSIONS, STDLIB_PACKAGES
 from deepmem.sessionio import atomic_write
 from tests.e2e.harness import REPO, start_project
 

@@ -1,6 +1,6 @@
 """Resource benchmark: the engine's memory over a 1M-token session and over 100 sessions.
 
-    python -m bench.bench_resources [--tokens 1000000] [--stride 10] [--sessions 100] [--corpus DIR]
+    python -m bench.runners.resources [--tokens 1000000] [--stride 10] [--sessions 100] [--corpus DIR]
 
 A real `deepmem bridge` process is driven over the wire the way the plugin drives it
 (incremental requests: a kept prefix with its chained digest, then only the new messages).
@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
-from bench.bench_bridge import build_session, step_lengths
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
+from bench.runners.bridge import build_session, step_lengths
 from deepmem import __version__
 from deepmem.bridge.protocol import PROTOCOL, chain_digest
 from deepmem.history import history_tokens
@@ -146,7 +146,7 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=1_000_000)
     parser.add_argument("--stride", type=int, default=10, help="feed every Nth step")
     parser.add_argument("--sessions", type=int, default=100)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     args = parser.parse_args()
     long = one_long_session(args.corpus, args.tokens, args.stride)
     print_table(f"A. one session to ~{args.tokens:,} tokens, {long['steps']} steps fed in {long['seconds']:.0f} s",

@@ -1,6 +1,6 @@
 """Fidelity of compression on the evidence fixtures: visible, restorable or lost, per kind.
 
-    python -m bench.fidelity
+    python -m bench.runners.fidelity
 
 The same check backs `tests/test_fidelity.py`. Each session of `fixtures/evidence/` is
 compressed at its last step; an evidence item is *visible* when the compressed text of
@@ -17,13 +17,14 @@ from pathlib import Path
 
 import orjson
 
+from bench.corpora import REPOSITORY
 from deepmem.history import visible_text
 from deepmem.markers import marker_keys, shown_key
 from deepmem.pipeline import PART_KEY, apply_edits, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.types import Part, Settings, Tier
 
-EVIDENCE = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+EVIDENCE = REPOSITORY / "fixtures" / "evidence"
 EVIDENCE_SETS = {"swe-gemini3": EVIDENCE, "swe-deepseek": EVIDENCE.parent / "evidence-deepseek"}
 """The evidence fixtures of each corpus, reported and gated on their own."""
 STATUSES = ("visible", "restorable", "lost")
@@ -60,13 +61,13 @@ def item_status(text: str, part: Part, originals: dict[str, str]) -> str:
     return "lost"
 
 
-Outcome = tuple[dict[str, str], str, bool]
+EvidenceOutcome = tuple[dict[str, str], str, bool]
 """An evidence item, its status, and whether its part was old (before the boundary)."""
 
 
 def session_outcomes(
     path: Path, items: list[dict[str, str]], settings: Settings, tier: Tier | None
-) -> list[Outcome]:
+) -> list[EvidenceOutcome]:
     """Each evidence item of one session with its status after compression at the last step."""
     messages = read_session(str(path)).messages
     plan = plan_transform(messages, settings, tier)
@@ -85,7 +86,7 @@ def load_evidence(folder: Path = EVIDENCE) -> dict[str, list[dict[str, str]]]:
     return json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
 
 
-def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE) -> dict[str, list[Outcome]]:
+def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path = EVIDENCE) -> dict[str, list[EvidenceOutcome]]:
     """Per session of the fixtures, each item with its status."""
     return {
         name: session_outcomes(folder / "sessions" / name, items, settings or Settings(), tier)
@@ -93,7 +94,7 @@ def outcomes(tier: Tier | None, settings: Settings | None = None, folder: Path =
     }
 
 
-def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
+def format_outcomes(label: str, result: dict[str, list[EvidenceOutcome]]) -> str:
     """Counts per kind of evidence, the visible share, and the visible share of old items."""
     by_kind: dict[str, Counter] = {}
     for rows in result.values():
@@ -117,7 +118,7 @@ def format_outcomes(label: str, result: dict[str, list[Outcome]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the fidelity table of each corpus at default settings (automatic tier) and at tier high."""
-    parser = argparse.ArgumentParser(prog="python -m bench.fidelity", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.fidelity", description=__doc__.split("\n")[0])
     parser.parse_args(argv)
     for corpus, folder in EVIDENCE_SETS.items():
         for label, tier in (("default settings, automatic tier", None), ("tier high", "high")):

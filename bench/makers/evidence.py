@@ -1,6 +1,6 @@
 """Build the fidelity gate's evidence fixtures from corpus sessions.
 
-    python -m bench.evidence [--corpus DIR] [--out fixtures/evidence] [--count 10]
+    python -m bench.makers.evidence [--corpus DIR] [--out fixtures/evidence] [--count 10]
 
 Evidence is what a compressed session must still show (or restore through a marker):
 error lines (the last line of each traceback, lines with `Error:` or `FAILED`), failing
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
 from deepmem.sessionio import atomic_write, encode_json
 from deepmem.types import Message, Part
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evidence"
+FIXTURES = REPOSITORY / "fixtures" / "evidence"
 MAX_SESSION_BYTES = 300_000
 MAX_TOTAL_BYTES = 2_800_000
 MAX_ITEM_CHARS = 200
@@ -171,8 +171,8 @@ def write_fixtures(corpus: Path, out: Path, count: int) -> dict[str, list[dict[s
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate the evidence fixtures and print what they hold."""
-    parser = argparse.ArgumentParser(prog="python -m bench.evidence", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser = argparse.ArgumentParser(prog="python -m bench.makers.evidence", description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--out", type=Path, default=FIXTURES)
     parser.add_argument("--count", type=int, default=10, help="number of sessions")
     args = parser.parse_args(argv)

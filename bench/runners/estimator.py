@@ -1,6 +1,6 @@
 """How close `deepmem.tokens.estimate_tokens` is to exact o200k counts, and how fast.
 
-    python -m bench.estimator [--sessions N]
+    python -m bench.runners.estimator [--sessions N]
 
 Measures every visible text on the corpus, per part kind and per whole session (ratio of
 estimated to exact tokens; the target is 0.85–1.15), and the estimator's throughput.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
 from deepmem.history import is_user_typed
 from deepmem.tokens import estimate_tokens
@@ -93,8 +93,8 @@ def format_measure(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the estimator's accuracy and speed on the corpus."""
-    parser = argparse.ArgumentParser(prog="python -m bench.estimator", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.estimator", description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions")
     args = parser.parse_args(argv)
     print(format_measure(measure(session_paths(args.corpus, args.sessions))), end="")

@@ -1,6 +1,6 @@
 """Write the token-estimator samples that `tests/test_tokens.py` checks, with exact o200k counts.
 
-    python -m bench.token_samples
+    python -m bench.makers.token_samples
 
 Samples are cut from the evidence sessions by a fixed rule (per kind of text, the longest
 one of each of the first sessions that have it, cut at a line boundary near SAMPLE_CHARS),
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.estimator import kind_texts
-from bench.evidence import FIXTURES
+from bench.makers.evidence import FIXTURES
+from bench.runners.estimator import kind_texts
 from bench.tokens_o200k import TokenCounter
 from deepmem.sessionio import atomic_write, encode_json, read_session
 
@@ -55,7 +55,7 @@ def samples(folder: Path) -> list[dict[str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Write token-samples.json next to the evidence fixtures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.token_samples", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.makers.token_samples", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=FIXTURES / "token-samples.json")
     args = parser.parse_args(argv)
     counter = TokenCounter()

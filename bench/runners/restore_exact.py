@@ -1,6 +1,6 @@
 """Exact restore after a restart: `deepmem compress`, then `deepmem expand --session` in a new process.
 
-    python -m bench.restore_exact [--corpus DIR ...] [--limit N]
+    python -m bench.runners.restore_exact [--corpus DIR ...] [--limit N]
 
 For every session of the shared corpora and the fixtures, both commands run as separate
 processes on one project (originals sealed on disk, the key in a temporary data folder);
@@ -17,11 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.corpus import session_paths
+from bench.corpora import corpora, corpus_folder, session_paths
 from deepmem.sessionio import encode_json, read_session
-
-REPO = Path(__file__).resolve().parent.parent
-FOLDERS = [Path("/work/shared/corpus/swe-gemini3"), Path("/work/shared/corpus/swe-deepseek"), REPO / "fixtures" / "sessions"]
 
 
 def restored_exactly(path: Path, work: Path, env: dict[str, str]) -> bool:
@@ -35,13 +32,13 @@ def restored_exactly(path: Path, work: Path, env: dict[str, str]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, action="append", help="session folder (default: both corpora and the fixtures)")
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or folder (default: every corpus)")
     parser.add_argument("--limit", type=int, help="sessions per folder")
     args = parser.parse_args()
     total, differ = 0, []
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "XDG_DATA_HOME": str(Path(tmp) / "data")}
-        for folder in args.corpus or FOLDERS:
+        for folder in args.corpus or corpora().values():
             for path in session_paths(folder, args.limit):
                 work = Path(tmp) / f"{folder.name}-{path.stem}"
                 work.mkdir()

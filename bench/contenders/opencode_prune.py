@@ -14,7 +14,7 @@ turn (not something OpenCode does; it shows what the rule would give if it did).
 
 from __future__ import annotations
 
-from bench.strategies import Strategy, with_outputs
+from bench.contenders.masking import with_outputs
 from deepmem.types import Message
 
 PRUNED = "[Old tool result content cleared]"
@@ -56,7 +56,7 @@ def prune_candidates(history: list[Message], pruned: set[tuple[int, int]]) -> li
     return candidates if freed > MINIMUM_TOKENS else []
 
 
-class OpenCodePrune(Strategy):
+class OpenCodePrune:
     """OpenCode's prune, run when a user turn ends (or before every step)."""
 
     def __init__(self, every_step: bool = False):

@@ -5,7 +5,7 @@ by `deepmem.pipeline.outcome_for` itself: at capture time (`capture_compressors`
 old part (`compressors_for`) at every tier with three sets of facts: none (the schedule's
 probe), the history up to its message, and the whole session. Every failure the pipeline
 logs is counted by corpus and compressor, and each distinct one is shown with a place it
-happened. `python -m bench.failures [--corpus DIR …] [--every K] [--json]`.
+happened. `python -m bench.runners.failures [--corpus NAME|DIR …] [--every K] [--json]`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,7 @@ from typing import NamedTuple
 
 import orjson
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.corpus import session_paths
+from bench.corpora import corpora, corpus_folder, session_paths
 from deepmem.compressors import capture_compressors, compressors_for
 from deepmem.copied import copied_lines
 from deepmem.facts import FactsBuilder
@@ -33,15 +30,6 @@ from deepmem.pipeline import outcome_for, sizes
 from deepmem.sessionio import read_session
 from deepmem.types import TIERS, Context, Facts, Message, Part, Settings
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_CORPORA = REPO.parent / "shared" / "corpus"
-CORPORA = (
-    SHARED_CORPORA / "claude-entire",
-    SHARED_CORPORA / "swe-gemini3",
-    SHARED_CORPORA / "swe-deepseek",
-    REPO / "fixtures" / "sessions",
-)
-"""The three shared corpora (`../shared/corpus` beside the repository) and the OpenCode fixtures."""
 SCANNED = ("completed", "error")
 """Statuses of the tool parts scanned: those with an output or an error."""
 
@@ -219,16 +207,16 @@ def render(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Scan the corpora and print the failures (exit 1 when there are any)."""
-    parser = argparse.ArgumentParser(prog="python -m bench.failures", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.failures", description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--corpus", type=Path, action="append", help="a corpus folder (repeatable; default: all)"
+        "--corpus", type=corpus_folder, action="append", help="a corpus name or folder (repeatable; default: all)"
     )
     parser.add_argument("--every", type=int, default=1, help="scan every K-th session only")
     parser.add_argument("--sessions", type=int, default=None, help="at most N sessions per corpus")
     parser.add_argument("--json", action="store_true", help="one JSON line per corpus")
     args = parser.parse_args(argv)
     total = 0
-    for folder in args.corpus or CORPORA:
+    for folder in args.corpus or corpora().values():
         if not folder.is_dir():
             parser.error(f"{folder}: not a folder")
         row = scan_corpus(folder, max(args.every, 1), args.sessions, Settings()).summary(folder.name)

@@ -1,6 +1,6 @@
 """Bridge benchmark: the real plugin under Node talking to the real engine, step by step.
 
-    python bench/bench_bridge.py [--tokens 200000] [--rss-tokens 1000000] [--corpus DIR]
+    python -m bench.runners.bridge [--tokens 200000] [--rss-tokens 1000000] [--corpus DIR]
 
 A long session is built by concatenating corpus sessions (ids made unique, one session
 id). The plugin's `experimental.chat.messages.transform` hook is called at every step with
@@ -23,14 +23,13 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
 from deepmem.config import load_settings
 from deepmem.history import history_tokens, visible_text
 from deepmem.pipeline import message_digest, plan_transform
 from deepmem.tokens import estimate_tokens
 
-REPO = Path(__file__).resolve().parent.parent
-PLUGIN = REPO / "deepmem" / "plugin" / "deepmem.js"
+PLUGIN = REPOSITORY / "deepmem" / "plugin" / "deepmem.js"
 
 DRIVER = r"""
 import { readFileSync } from "node:fs";
@@ -132,7 +131,7 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=200_000, help="grow the session to this size")
     parser.add_argument("--rss-tokens", type=int, default=1_000_000, help="session size for the RSS figure")
     parser.add_argument("--rss-stride", type=int, default=10, help="feed every Nth step of the RSS session")
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,43 +4,35 @@ A refactor that must not change outputs is checked by running this before and af
 comparing: the same hash per session means the same bytes at every step (the messages
 after the transform: the plan's edits and its trailing nudges applied).
 
-    python -m bench.fingerprint [--corpus DIR] [--sessions N] [--out FILE] [--against FILE]
+    python -m bench.runners.fingerprint [--corpus NAME|DIR] [--sessions N] [--out FILE] [--against FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as `python bench/fingerprint.py`
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import orjson
+import xxhash
 
-import orjson  # noqa: E402
-import xxhash  # noqa: E402
-
-from bench.corpus import CORPUS, load_messages, session_paths  # noqa: E402
-from deepmem.config import load_settings  # noqa: E402
-from deepmem.history import step_indexes  # noqa: E402
-from deepmem.pipeline import apply_transform, plan_transform  # noqa: E402
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
+from deepmem.config import load_settings
+from deepmem.replay import Deepmem, session_steps
 
 
 def session_fingerprint(path: Path) -> str:
     """Hash of the transformed history at every assistant step of one session."""
-    settings = load_settings(None)
-    messages = load_messages(path)
+    deepmem = Deepmem(load_settings(None))
     digest = xxhash.xxh3_128()
-    for index in step_indexes(messages):
-        history = messages[:index]
-        plan = plan_transform(history, settings)
-        digest.update(orjson.dumps(apply_transform(history, plan), option=orjson.OPT_SORT_KEYS))
+    for step in session_steps(load_messages(path)):
+        digest.update(orjson.dumps(deepmem.messages(step.history), option=orjson.OPT_SORT_KEYS))
     return digest.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print (and optionally write or compare) the per-session fingerprints."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--sessions", type=int, default=None)
     parser.add_argument("--out", type=Path, help="write the fingerprints as JSON")
     parser.add_argument("--against", type=Path, help="compare with fingerprints written earlier")

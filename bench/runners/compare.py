@@ -15,47 +15,20 @@ import argparse
 import sys
 from pathlib import Path
 
-import msgspec
-
-from bench.compare_report import draw_savings, draw_steps, markdown_table
-from bench.contenders import CONTENDERS, CORPORA, Unavailable, help_text
-from bench.headroom_contender import headroom_version
+from bench.contenders import CONTENDERS, Unavailable, help_text
+from bench.contenders.headroom import headroom_version
+from bench.corpora import DEFAULT, corpus_folder, corpus_name, session_paths
+from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
-from deepmem.context import request_units
-from deepmem.history import step_indexes
+from deepmem.replay import replay_session
 from deepmem.sessionio import atomic_write, encode_json, read_session
-from deepmem.support import step_support
-from deepmem.types import InputError, Message
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from deepmem.types import InputError
 
 
-class Tally(msgspec.Struct):
-    """One contender on one or more sessions: its meter and its support counts."""
-
-    meter: Meter = msgspec.field(default_factory=Meter)
-    visible: int = 0
-    quoted: int = 0
-    per_step: list[int] = []
-
-    def merge(self, other: Tally) -> None:
-        """Add another session's tally (per-step tokens are not kept for totals)."""
-        self.meter.merge(other.meter)
-        self.visible += other.visible
-        self.quoted += other.quoted
-
-    def figures(self, baseline: Meter) -> dict[str, float]:
-        """Ratios against no compression, plus next-step support."""
-        support = self.visible / self.quoted if self.quoted else 1.0
-        return {**ratios(self.meter, baseline), "support": support, "quoted_lines": self.quoted}
-
-
-def corpus_files(corpus: str, limit: int | None) -> list[Path]:
-    """The session files of a named corpus or folder, sorted by name, the first `limit`."""
-    _, folder, pattern = CORPORA.get(corpus, ("", Path(corpus), "*.json"))
-    paths = sorted(path for path in folder.glob(pattern) if path.name != "manifest.json")
-    return paths[:limit] if limit else paths
+def figures(meter: Meter, baseline: Meter) -> dict[str, float]:
+    """Ratios against no compression, plus how many quoted lines next-step support counts."""
+    return {**ratios(meter, baseline), "quoted_lines": meter.quoted}
 
 
 def make_players(names: list[str]) -> tuple[list, dict[str, str]]:
@@ -72,28 +45,10 @@ def make_players(names: list[str]) -> tuple[list, dict[str, str]]:
     return players, skipped
 
 
-def replay(messages: list[Message], players: list, counter: TokenCounter) -> dict[str, Tally]:
-    """Every contender's tally over the steps of one session."""
-    tallies = {player.name: Tally() for player in players}
-    for index in step_indexes(messages):
-        history = messages[:index]
-        for player in players:
-            sent = player.messages(history)
-            tally = tallies[player.name]
-            units, marks = request_units(sent)
-            counts = counter.count_many(units)
-            tally.meter.add(units, counts, marks=marks)
-            tally.per_step.append(sum(counts))
-            visible, quoted = step_support(history, sent, messages[index])
-            tally.visible += visible
-            tally.quoted += quoted
-    return tallies
-
-
 def compare(paths: list[Path], names: list[str]) -> dict:
     """Per-session and total figures of every contender, and what was skipped."""
     counter = TokenCounter()
-    totals = {name: Tally() for name in names}
+    totals = {name: Meter() for name in names}
     sessions, warnings, skipped, steps_of = [], [], {}, {}
     failures = dict.fromkeys(names, 0)
     for number, path in enumerate(paths, 1):
@@ -104,31 +59,31 @@ def compare(paths: list[Path], names: list[str]) -> dict:
             warnings.append(str(exc))
             continue
         players, skipped = make_players(names)
-        tallies = replay(messages, players, counter)
+        meters = replay_session(messages, players, counter)
         for player in players:
             failures[player.name] += getattr(player, "failures", 0)
-        baseline = tallies["none"].meter
+        baseline = meters["none"]
         sessions.append(
             {
                 "session": path.stem,
                 "steps": baseline.steps,
                 "tokens": baseline.tokens,
-                "figures": {name: tally.figures(baseline) for name, tally in tallies.items()},
+                "figures": {name: figures(meter, baseline) for name, meter in meters.items()},
             }
         )
         if baseline.tokens > steps_of.get("tokens", -1):
-            steps_of = {"session": path.stem, "tokens": baseline.tokens, "per_step": {n: t.per_step for n, t in tallies.items()}}
-        for name, tally in tallies.items():
-            totals[name].merge(tally)
+            steps_of = {"session": path.stem, "tokens": baseline.tokens, "per_step": {n: m.request_tokens for n, m in meters.items()}}
+        for name, meter in meters.items():
+            totals[name].merge(meter)
     print(file=sys.stderr)
-    baseline = totals["none"].meter
+    baseline = totals["none"]
     return {
         "sessions": sessions,
         "totals": {
             "sessions": len(sessions),
             "steps": baseline.steps,
             "tokens": baseline.tokens,
-            "figures": {name: tally.figures(baseline) for name, tally in totals.items() if name not in skipped},
+            "figures": {name: figures(meter, baseline) for name, meter in totals.items() if name not in skipped},
         },
         "skipped": skipped,
         "failures": {name: count for name, count in failures.items() if name not in skipped},
@@ -155,16 +110,16 @@ def main(argv: list[str] | None = None) -> int:
         epilog=help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--corpus", default="swe-gemini3", help="a corpus name (below) or a folder of exports")
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name (below) or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by file name)")
     parser.add_argument("--contenders", type=parse_names, default=list(CONTENDERS), help="comma-separated names (default: all)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the outputs")
     args = parser.parse_args(argv)
-    paths = corpus_files(args.corpus, args.sessions)
+    paths = session_paths(args.corpus, args.sessions)
     if not paths:
         parser.error(f"no sessions in {args.corpus}")
     result = compare(paths, args.contenders)
-    result["corpus"] = args.corpus
+    result["corpus"] = corpus_name(args.corpus)
     for name, reason in result["skipped"].items():
         print(f"skipped {name}: {reason}")
     for warning in result["warnings"]:

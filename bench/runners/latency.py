@@ -1,6 +1,6 @@
 """Transform speed and memory on long histories built by concatenating corpus sessions.
 
-Run alone with `python -m bench.latency`; `bench.replay` runs it too unless told not to.
+Run alone with `python -m bench.runners.latency`; `python -m bench.replay` runs it too unless told not to.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.corpus import CORPUS, load_messages, session_paths
+from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
 from deepmem.context import context_units
 from deepmem.history import step_indexes
@@ -129,8 +129,8 @@ def format_latency(result: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the latency figures for the default settings."""
-    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser = argparse.ArgumentParser(prog="python -m bench.runners.latency", description=__doc__)
+    parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name or a folder of exports")
     parser.add_argument("--steps", type=int, default=20, help="steps timed on the 200K history")
     args = parser.parse_args(argv)
     result = measure_latency(session_paths(args.corpus), Settings(), args.steps)

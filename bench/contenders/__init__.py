@@ -3,38 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
-from bench.corpus import CORPUS
-from bench.opencode_prune import OpenCodePrune
-from bench.strategies import Deepmem, MaskOldOutputs, Strategy, Uncompressed
+from bench.contenders.masking import MaskOldOutputs
+from bench.contenders.opencode_prune import OpenCodePrune
+from bench.corpora import corpora
 from deepmem.accounting import DEFAULT_PRICES
+from deepmem.replay import Contender, Deepmem, Uncompressed
 from deepmem.types import Settings
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 
 
 class Unavailable(Exception):
     """A contender that cannot run here; the message says why."""
 
 
-def headroom() -> Strategy:
+def headroom() -> Contender:
     """headroom-ai's compress, or Unavailable when the package cannot be imported."""
     try:
-        from bench.headroom_contender import Headroom
+        from bench.contenders.headroom import Headroom
     except ImportError as exc:
         raise Unavailable(f"headroom-ai is not installed ({exc}); pip install -e '.[bench]'") from None
     return Headroom()
 
 
-def deepmem_at(tier: str | None) -> Callable[[], Strategy]:
+def deepmem_at(tier: str | None) -> Callable[[], Contender]:
     """deepmem at default settings, at a fixed tier (None: the automatic one), its jumps priced
     for the prices the comparison bills (`deepmem.accounting.DEFAULT_PRICES`)."""
     name = f"deepmem-{tier}" if tier else "deepmem"
     return lambda: Deepmem(Settings(), tier, name, prices=DEFAULT_PRICES)
 
 
-CONTENDERS: dict[str, tuple[str, Callable[[], Strategy]]] = {
+CONTENDERS: dict[str, tuple[str, Callable[[], Contender]]] = {
     "none": ("no compression: the history as recorded", Uncompressed),
     "opencode-prune": (
         "OpenCode 1.18's prune (compaction.prune: true): after a user turn, old tool outputs beyond the newest 40K tokens cleared",
@@ -57,18 +55,11 @@ CONTENDERS: dict[str, tuple[str, Callable[[], Strategy]]] = {
 }
 """name → (what it is, factory of a fresh instance per session). `none` is the baseline."""
 
-CORPORA: dict[str, tuple[str, Path, str]] = {
-    "swe-gemini3": ("100 mini-swe-agent sessions (bash only) in OpenCode export format", CORPUS, "*.json"),
-    "opencode-fixtures": ("sessions recorded from the real OpenCode 1.18.33 (fixtures/sessions)", FIXTURES, "opencode-*.json"),
-}
-"""name → (what it is, folder, file pattern). Any other folder of exports works by path."""
-
-
 def help_text() -> str:
     """The contenders and corpora, for --help."""
     lines = ["contenders:"]
     lines += [f"  {name:<26}{about}" for name, (about, _) in CONTENDERS.items()]
     lines += ["", "corpora (or any folder of `opencode export` files):"]
-    lines += [f"  {name:<26}{about} ({folder})" for name, (about, folder, _) in CORPORA.items()]
+    lines += [f"  {name:<26}{folder}" for name, folder in corpora().items()]
     return "\n".join(lines)
 

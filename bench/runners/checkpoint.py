@@ -1,7 +1,7 @@
 """Checkpoint benchmark over the swe-gemini3 corpus: files-modified recall, unresolved errors
 kept, and the time to checkpoint a ~1M-token session.
 
-    python bench/bench_checkpoint.py [CORPUS_DIR]
+    python -m bench.runners.checkpoint [CORPUS]
 
 Ground truth is independent of the extractors: the files of each session's final submitted
 diff (the last tool output holding `diff --git` lines), and failing bash calls (non-zero
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from bench.corpora import DEFAULT, corpus_folder
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.render import checkpoint_sections, render_checkpoint
 from deepmem.extractors import extract
@@ -34,7 +35,6 @@ from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
 from deepmem.toolcalls.python_writes import python_writes
 
-CORPUS = Path("/work/shared/corpus/swe-gemini3")
 DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")
 RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 NO_MATCH = {"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "[", "git"}
@@ -148,7 +148,7 @@ def cold_run(function: Callable[..., object], *args: object) -> tuple[float, flo
 
 def main() -> None:
     """Run both measurements over the corpus folder given (default: the shared corpus)."""
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else CORPUS
+    corpus = corpus_folder(sys.argv[1] if len(sys.argv) > 1 else DEFAULT)
     paths = sorted(corpus.glob("*__*.json"))
     measure(paths)
     time_long_session(paths)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.strategies import Strategy, with_outputs
+from bench.contenders.masking import with_outputs
 from deepmem.types import Message
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
@@ -81,7 +81,7 @@ def chat_messages(history: list[Message]) -> tuple[list[dict], dict[str, tuple[i
     return chat, places
 
 
-class Headroom(Strategy):
+class Headroom:
     """headroom.compress at its defaults (a coding agent), model gpt-4o."""
 
     name = "headroom"

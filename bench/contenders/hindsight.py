@@ -1,0 +1,84 @@
+"""The cheapest schedule of jumps in hindsight, by dynamic programming over jump points.
+
+The online schedule (`deepmem.jumps`) decides each jump knowing only the steps so far.
+In hindsight, knowing every step of the session, the cheapest schedule under the same
+cost model is found exactly: the state before step t is the boundary b in force, and
+step t either keeps it or jumps to t − tail_steps. A step's cost depends only on b and
+the jump (`deepmem.jumps.step_cost`, the online schedule's own), so the table V[t][b]
+of the cheapest cost of steps t…S is filled backwards in O(S²). The replay then runs the
+pipeline with the schedule found, same compressors and prices, and bills it like every
+other contender.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deepmem.history import message_steps
+from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
+from deepmem.pipeline import message_digest, step_sizes
+from deepmem.prices import PriceModel
+from deepmem.replay import Deepmem
+from deepmem.types import Message, Settings
+
+
+def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, prices: PriceModel) -> float:
+    """Model cost of a whole session under a given schedule (jumps made at target + tail_steps)."""
+    made = {jump + settings.tail_steps: jump for jump in jumps if jump > 0}
+    total, boundary = 0.0, 0
+    for step in range(1, len(sizes.tokens)):
+        target = made.get(step, boundary)
+        total += step_cost(sizes, step, boundary, target, prices)
+        boundary = target
+    return total
+
+
+def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
+    """The schedule of least model cost knowing the whole session (requests kept under the window).
+
+    Each step's row of the table is priced by `deepmem.jumps`' own step costs, given every
+    boundary at once as an array.
+    """
+    steps = len(sizes.tokens) - 1
+    tail = settings.tail_steps
+    table = Sizes(np.asarray(sizes.tokens, dtype=np.float64), np.asarray(sizes.probed, dtype=np.float64), sizes.cold)
+    limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
+    boundaries = np.arange(steps + 1)
+    later = np.zeros(steps + 1)
+    choice = np.zeros((steps + 1, steps + 1), dtype=bool)
+    for step in range(steps, 0, -1):
+        stay = stay_cost(table, step, boundaries, prices)
+        stay = np.where(request_tokens(table, step, boundaries) > limit, np.inf, stay) + later
+        target = step - tail
+        now = stay
+        if target > 0:
+            jump = jump_cost(table, step, boundaries, target, prices) + later[target]
+            better = (boundaries < target) & (jump < stay)
+            choice[step] = better
+            now = np.where(better, jump, stay)
+        later = now
+    jumps, boundary = [0], 0
+    for step in range(1, steps + 1):
+        if choice[step, boundary]:
+            boundary = step - tail
+            jumps.append(boundary)
+    return tuple(jumps)
+
+
+class Hindsight(Deepmem):
+    """deepmem with the cheapest schedule of jumps knowing the whole session."""
+
+    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message]):
+        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices)
+        self.schedule = hindsight_jumps(session_sizes(session, settings, prices), settings, prices)
+
+    def jumps(self, history: list[Message]) -> tuple[int, ...]:
+        """The hindsight schedule's jumps made by this step."""
+        reachable = message_steps(history)[-1] - self.settings.tail_steps if history else 0
+        return tuple(jump for jump in self.schedule if jump <= max(reachable, 0))
+
+
+def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
+    """What the schedule weighs over a whole session (as the pipeline measures it)."""
+    digests = [message_digest(message) for message in messages]
+    return step_sizes(messages, digests, message_steps(messages), settings, prices)

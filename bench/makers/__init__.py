@@ -1,0 +1,1 @@
+"""What regenerates the test fixtures from corpora and the real OpenCode."""

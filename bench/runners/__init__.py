@@ -1,0 +1,1 @@
+"""What the benchmarks run: one module a command, `python -m bench.runners.<name>`."""

@@ -1,0 +1,187 @@
+"""Replay corpus sessions step by step and measure what reaches the model.
+
+For each assistant message of each session, the history before it goes through a
+contender (no compression; deepmem scheduled with each price model; deepmem on the old
+fixed schedule; the hindsight-optimal schedule per price model; masking baselines; the
+fixed schedule at other settings); the visible context is counted in o200k tokens and
+compared with the previous step's request, and every meter is priced under each price
+model. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
+and `.png`.
+
+    python -m bench.replay [--corpus NAME|DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid ''] [--no-latency]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from bench.contenders.hindsight import Hindsight
+from bench.contenders.masking import MaskOldOutputs
+from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
+from bench.report import RESULTS, draw_chart, format_sessions, format_totals, write_json
+from bench.runners.latency import format_latency, measure_latency
+from bench.tokens_o200k import TokenCounter
+from deepmem.accounting import Meter, ratios
+from deepmem.prices import FAMILIES, REPORTED, PriceModel
+from deepmem.replay import Deepmem, Uncompressed, replay_session
+from deepmem.types import Settings
+
+GRID = [(2, 10), (4, 20)]
+"""(tail_steps, batch_steps) points of the old fixed schedule, besides its default (4, 10)."""
+
+
+def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem]:
+    """One deepmem contender per (tail_steps, batch_steps) point of the fixed schedule."""
+    return [
+        Deepmem(
+            msgspec.structs.replace(base, tail_steps=tail, batch_steps=batch, schedule="fixed"),
+            name=f"fixed-tail{tail}-batch{batch}",
+        )
+        for tail, batch in points
+    ]
+
+
+def contenders(settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], session: list) -> list:
+    """Fresh contenders for one session: the baseline first, deepmem and the hindsight optimum per price model."""
+    return [
+        Uncompressed(),
+        *(Deepmem(settings, name=f"deepmem@{model.name}", prices=model) for model in models),
+        Deepmem(msgspec.structs.replace(settings, schedule="fixed"), name="deepmem-fixed"),
+        *(Hindsight(settings, model, session) for model in models),
+        MaskOldOutputs(keep=10, every=1),
+        MaskOldOutputs(keep=10, every=10),
+        *grid_settings(settings, grid),
+    ]
+
+
+def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[str, dict[str, dict[str, float]]]:
+    """Price model → contender → its ratios to no compression billed the same way (deepmem and the
+    hindsight optimum only under the prices they were scheduled with)."""
+    baseline = meters["none"]
+    return {
+        model.name: {
+            name: ratios(meter, baseline, model)
+            for name, meter in meters.items()
+            if name != "none" and ("@" not in name or name.endswith(f"@{model.name}"))
+        }
+        for model in models
+    }
+
+
+def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel]) -> dict:
+    """Per-session and total ratios of every contender against no compression, under each price model."""
+    counter = TokenCounter()
+    totals: dict[str, Meter] = {}
+    sessions = []
+    seconds: list[float] = []
+    failures = 0
+    for number, path in enumerate(paths, 1):
+        messages = load_messages(path)
+        players = contenders(settings, grid, models, messages)
+        meters = replay_session(messages, players, counter)
+        for player in players[1 : len(models) + 1]:
+            seconds.extend(player.seconds)
+            failures += player.failures
+        baseline = meters["none"]
+        sessions.append(
+            {
+                "session": path.stem,
+                "steps": baseline.steps,
+                "tokens": baseline.tokens,
+                "final_tokens": baseline.final_tokens,
+                "ratios": priced_ratios(meters, models),
+            }
+        )
+        for name, meter in meters.items():
+            totals.setdefault(name, Meter()).merge(meter)
+        print(f"\r{number}/{len(paths)} sessions replayed", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    baseline = totals["none"]
+    seconds.sort()
+    return {
+        "corpus": str(paths[0].parent) if paths else "",
+        "price_models": [msgspec.to_builtins(model) for model in models],
+        "sessions": sessions,
+        "totals": {
+            "steps": baseline.steps,
+            "tokens": baseline.tokens,
+            "final_tokens": baseline.final_tokens,
+            "ratios": priced_ratios(totals, models),
+        },
+        "costlier": {
+            model.name: {
+                name: sum(row["ratios"][model.name][name]["cost_warm"] > 1.0 for row in sessions)
+                for name in sessions[0]["ratios"][model.name]
+            }
+            for model in models
+        }
+        if sessions
+        else {},
+        "grid": [{"tail_steps": tail, "batch_steps": batch} for tail, batch in grid],
+        "deepmem_transform_ms": {
+            "median": 1000 * seconds[len(seconds) // 2] if seconds else 0.0,
+            "max": 1000 * seconds[-1] if seconds else 0.0,
+        },
+        "compressor_failures": failures,
+    }
+
+
+def parse_grid(text: str) -> list[tuple[int, int]]:
+    """'2x5,8x20' → [(2, 5), (8, 20)]; '' → no grid."""
+    points = []
+    for item in filter(None, text.split(",")):
+        tail, _, batch = item.partition("x")
+        points.append((int(tail), int(batch)))
+    return points
+
+
+def parse_models(text: str) -> list[PriceModel]:
+    """'anthropic,openai' → their price models (an unknown name is an error naming the known ones)."""
+    names = [name for name in text.split(",") if name]
+    unknown = [name for name in names if name not in FAMILIES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown price model {unknown[0]!r}; known: {', '.join(FAMILIES)}")
+    return [FAMILIES[name] for name in names]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Replay every corpus, print tables, write JSON and charts."""
+    parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
+    parser.add_argument("--sessions", type=int, help="replay only the first N sessions (by name) of each corpus")
+    parser.add_argument("--prices", type=parse_models, default=parse_models(",".join(REPORTED)), help="price models, comma-separated")
+    parser.add_argument(
+        "--grid",
+        type=parse_grid,
+        default=GRID,
+        help="TAILxBATCH points of the fixed schedule besides its default 4x10, comma-separated ('' for none)",
+    )
+    parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay-<corpus>.json and .png")
+    args = parser.parse_args(argv)
+    folders = args.corpus or list(corpora().values())
+    settings = Settings()
+    for corpus in folders:
+        paths = session_paths(corpus, args.sessions)
+        if not paths:
+            parser.error(f"no sessions in {corpus}")
+        result = replay_corpus(paths, settings, args.grid, args.prices)
+        print(format_sessions(result, args.prices[0].name), end="")
+        print(format_totals(result), end="")
+        name = corpus_name(corpus)
+        write_json(result, args.out / f"replay-{name}.json")
+        draw_chart(result, args.out / f"replay-{name}.png", args.prices[0].name)
+        print(f"wrote {args.out / f'replay-{name}.json'} and {args.out / f'replay-{name}.png'}\n")
+    if not args.no_latency:
+        latency = measure_latency(session_paths(folders[0]), settings)
+        print(format_latency(latency), end="")
+        write_json(latency, args.out / "latency.json")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
