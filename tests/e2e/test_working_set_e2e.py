@@ -78,6 +78,7 @@ FILES = {
     "app/uploads.py": UPLOADS,
     "app/storage.py": numbered_module("storage", 24),
     "app/report.py": numbered_module("report", 80),
+    "app/billing.py": numbered_module("billing", 120),
     "tests/test_uploads.py": (
         "import unittest\n\nfrom app.uploads import accept\n\n\n"
         "class UploadsTest(unittest.TestCase):\n"
@@ -211,3 +212,25 @@ def test_each_edit_sees_the_lines_it_quotes_and_the_session_costs_half(opencode_
     with_plugin, without = request_tokens(llm), request_tokens(plain.llm)
     assert with_plugin <= 0.5 * without, f"{with_plugin:,} tokens with deepmem, {without:,} without"
     print(f"tokens with deepmem {with_plugin:,}, without {without:,}; prefix stability {prefix_stability(llm):.3f}")
+
+
+BILLING = FILES["app/billing.py"]
+BILLING_EDITS = [lines_of(BILLING, first, 4) for first in (20, 430, 300, 655)]
+"""What the edits of a whole-file read quote: near its head, then from its middle and tail."""
+
+
+def test_a_whole_file_read_keeps_the_lines_later_edits_quote(opencode_project) -> None:
+    """A whole file is read once, then edited again and again many steps later (as real agents
+    do): every edit's request shows the lines it quotes from that one read."""
+    script = [read("app/billing.py"), edit("app/billing.py", BILLING_EDITS[0], BILLING_EDITS[0].replace("payload", "bill"))]
+    for noise, old in zip((NOISE[:4], NOISE[4:8], NOISE[8:] + NOISE[:2]), BILLING_EDITS[1:], strict=True):
+        script += [*noise, TESTS, edit("app/billing.py", old, old.replace("payload", "bill"))]
+    script.append({"text": "Billing is updated."})
+    assert estimate_tokens(BILLING) > 4_000
+    _, project, _ = run_both(opencode_project, script, ENGINE_ENV, context_limit=CONTEXT_LIMIT)
+    requests = {request.step: request for request in project.llm.agent_requests()}
+    for index, step in enumerate(script):
+        if step.get("tool") == "edit":
+            missing = [line for line in quoted(step["args"]["oldString"]) if line not in requests[index].text()]
+            assert not missing, f"step {index}: the edit quotes lines its request did not show: {missing}"
+    assert all(old.replace("payload", "bill") in (project.root / "app/billing.py").read_text() for old in BILLING_EDITS)
