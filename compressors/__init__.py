@@ -42,7 +42,7 @@ REGISTRY = {
 }
 """Every compressor a route names, by its NAME: the module of that name in this package."""
 
-READS_FACTS = frozenset({"duplicates", "file_reads", "stale_reads", "working_outputs"})
+READS_FACTS = frozenset(name for name, module in REGISTRY.items() if module.READS_FACTS)
 """Compressors whose result depends on the history (`ctx.facts`, `ctx.step`), not only on the
 part, tier, settings and the lines its message copied (`ctx.copied`)."""
 FACT_FREE = frozenset(REGISTRY) - READS_FACTS

@@ -25,6 +25,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "capture"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 LINE_CHARS = 2_000
 """Kept lines are cut to this width at most (a 10 MB line becomes one short line and a marker);

@@ -8,6 +8,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "command_output"
 TOOLS: tuple[str, ...] = ("bash",)
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 BUDGETS = by_tier(
     Budget(head=3, tail=5, key=12, line_chars=240),

@@ -8,6 +8,8 @@ from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "duplicates"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = True
+"""Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

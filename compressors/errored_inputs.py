@@ -9,6 +9,8 @@ from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "errored_inputs"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 
 def compress(part: Part, ctx: Context) -> Result | None:

@@ -19,6 +19,8 @@ from deepmem.types import Context, Facts, Part, Result
 
 NAME = "file_reads"
 TOOLS: tuple[str, ...] = ("read",)
+READS_FACTS = True
+"""Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 
 BUDGETS = by_tier(
     Budget(head=4, tail=1, key=8, line_chars=200),

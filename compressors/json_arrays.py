@@ -19,6 +19,8 @@ from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "json_arrays"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 NESTED_LIMIT = 30
 """Arrays with more items than this are crushed."""

@@ -23,6 +23,8 @@ from deepmem.types import Context, Original, Part, Result
 
 NAME = "long_inputs"
 TOOLS: tuple[str, ...] = tuple(sorted(SHELL_TOOLS | FILE_TOOLS))
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 COPIED_KEEP = 20
 """Lines copied from earlier outputs (`ctx.copied`) kept besides head and tail, first ones first:

@@ -25,6 +25,8 @@ from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "prose"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 
 class ProseBudget(msgspec.Struct, frozen=True):

@@ -18,6 +18,8 @@ from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "search_results"
 TOOLS: tuple[str, ...] = ("grep", "glob", "list")
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 BUDGETS = by_tier(
     Budget(head=3, tail=2, key=12, line_chars=240),

@@ -12,6 +12,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "skills"
 TOOLS: tuple[str, ...] = ("skill",)
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 BUDGETS = by_tier(
     Budget(head=3, tail=1, key=60, line_chars=300),

@@ -11,6 +11,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "stale_reads"
 TOOLS: tuple[str, ...] = ("read",)
+READS_FACTS = True
+"""Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 
 BUDGETS = by_tier(
     Budget(head=3, tail=1, key=3, line_chars=120),

@@ -12,6 +12,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "subagent"
 TOOLS: tuple[str, ...] = ("task",)
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 BUDGETS = by_tier(
     Budget(head=4, tail=10, key=30, line_chars=300),

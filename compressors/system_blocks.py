@@ -9,6 +9,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "system_blocks"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 BLOCK = re.compile(r"<(system-reminder|system-notification|system-message)>.*?</\1>\n?", re.DOTALL)
 

@@ -9,6 +9,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "thinking"
 TOOLS: tuple[str, ...] = ()
+READS_FACTS = False
+"""Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 
 INLINE = re.compile(r"<(thinking|think)>.*?</\1>\s*", re.DOTALL)
 

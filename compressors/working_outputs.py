@@ -22,6 +22,8 @@ from deepmem.types import Context, Part, Result
 
 NAME = "working_outputs"
 TOOLS: tuple[str, ...] = ("read", "bash")
+READS_FACTS = True
+"""Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 
 WHOLE_TOKENS = 2_000
 """Outputs up to this size stay whole."""
