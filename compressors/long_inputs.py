@@ -9,7 +9,7 @@ the output it came from was cut.
 Old inputs go through it at their tier. A new shell command goes through it when first
 seen, at the low tier's budget, if it is over `capture_input_cap_tokens` (a long heredoc
 script): trimming it then rewrites no cached prefix, and the lines the agent wrote itself
-it can write again (measured against keeping them in `bench/README.md`).
+it can write again.
 """
 
 from __future__ import annotations

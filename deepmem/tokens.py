@@ -1,4 +1,4 @@
-"""A fast token estimate, calibrated against exact o200k counts (see `bench/estimator.py`).
+"""A fast token estimate, calibrated against exact o200k counts (see `bench/runners/estimator.py`).
 
 No tokenizer at runtime: a linear formula over counts of character classes that the
 o200k pre-tokenizer treats differently (ASCII words, letters, digits, punctuation,
