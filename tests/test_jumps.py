@@ -138,11 +138,11 @@ def test_a_long_pause_is_a_free_deep_cut() -> None:
     """After a pause longer than the cache lives, the cache is cold: the schedule jumps there."""
     messages = django()
     quiet = priced_jumps(sizes_of(messages), Settings(), ANTHROPIC)
-    paused = with_times(messages, 20, 30 * MINUTE)
+    paused = with_times(messages, 30, 30 * MINUTE)
     steps = message_steps(paused)
-    assert cold_steps(paused, steps, steps[-1], ANTHROPIC.ttl_seconds).index(True, 1) == 21
+    assert cold_steps(paused, steps, steps[-1], ANTHROPIC.ttl_seconds).index(True, 1) == 31
     jumps = priced_jumps(sizes_of(paused), Settings(), ANTHROPIC)
-    assert 21 - Settings().tail_steps in jumps and jumps != quiet
+    assert 31 - Settings().tail_steps in jumps and 31 - Settings().tail_steps not in quiet
     # DeepSeek's cache outlives a 30-minute pause: no free cut there.
     assert True not in cold_steps(paused, steps, steps[-1], FAMILIES["deepseek"].ttl_seconds)[1:]
 
