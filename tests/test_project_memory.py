@@ -134,7 +134,7 @@ def test_the_stable_block_caps_rules_and_says_how_many_more(root: Path) -> None:
         api.store(root, f"Always regenerate the {subject} after editing its source.", "constraint")
     block = api.stable_block(root)
     assert block.count("Always regenerate the") == inject.MAX_RULES
-    assert "(3 more in MEMORY.md" in block
+    assert "(3 more stored;" in block
 
 
 def test_a_persons_chat_is_not_a_rule_unless_it_states_one(root: Path) -> None:

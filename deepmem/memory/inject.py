@@ -78,7 +78,7 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
         if lines:
             sections.append("\n".join([title, *lines]))
     if left_out:
-        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them, and past sessions.)")
+        sections.append(f"({left_out} more stored; memory_search finds them, and past sessions.)")
     body = "\n\n".join([*sections, TOOL_HINT])
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
