@@ -63,10 +63,11 @@ def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     """Ranked `Hit`s over the named scopes (see deepmem.memory.search)."""
     from deepmem.memory.embed import model_name
     from deepmem.memory.index import search_index
-    from deepmem.memory.search import BM25_WEIGHT, rank
+    from deepmem.memory.search import BM25_WEIGHT, check_query, rank
 
     index = search_index(searched_files(root, scope), model_name(root))
     weight = BM25_WEIGHT if bm25_weight is None else bm25_weight
+    query = check_query(query)
     query = clean_query(query) or query
     return naming_first(rank(index, query, max(k, FILE_REACH), weight, explain), query)[:k]
 
