@@ -10,6 +10,7 @@ import pytest
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.checkpoints.dream import dream
 from deepmem.extractors.calls import build_timeline
+from deepmem.extractors.errors import find_errors
 from deepmem.extractors.lasting import find_candidates
 from deepmem.extractors.outcomes import build_command, command_key, find_outcomes
 from deepmem.memory import api, inject
@@ -314,3 +315,12 @@ def test_core_work_counts_the_files_recent_sessions_keep_changing() -> None:
     entries = [Entry(f"e{n}", "episode" if n < 3 else "fact", text, f"2026-01-0{n + 1}T00:00Z", "project")
                for n, text in enumerate(texts)]
     assert core_work(entries).round(3).tolist() == [0.667, 0.667, 0.0, 0.0]
+
+
+def test_a_failed_edit_is_labelled_with_its_project_relative_path(root: Path) -> None:
+    """The checkpoint names a file in the project as the project does, never by this machine's absolute path."""
+    failed = {"type": "tool", "tool": "edit", "state": {
+        "status": "error", "error": "oldString not found", "input": {
+            "filePath": str(root / "cmd" / "main.go"), "oldString": "x", "newString": "y"}}}
+    labels = [error.label for error in find_errors(build_timeline(session(root, 0, "Rename the flag", failed)))]
+    assert labels and '"filePath":"cmd/main.go"' in labels[0] and str(root) not in labels[0]
