@@ -57,7 +57,7 @@ def find_errors(timeline: Timeline) -> list[ErrorFinding]:
             continue
         if finding is None or finding.resolved:
             findings[signature] = ErrorFinding(
-                signature, call_label(call), key_error_line(call.output), call.exit_code, call.step, call.step
+                signature, call_label(call, timeline.root), key_error_line(call.output), call.exit_code, call.step, call.step
             )
             continue
         finding.times += 1
@@ -66,9 +66,11 @@ def find_errors(timeline: Timeline) -> list[ErrorFinding]:
     return list(findings.values())
 
 
-def call_label(call: ToolCall) -> str:
-    """A call on one line: its command, or `tool input-json`, shortened."""
+def call_label(call: ToolCall, root: str = "") -> str:
+    """A call on one line: its command, or `tool input-json` with paths inside the project `root` relative, shortened."""
     text = call.command or f"{call.tool} {orjson.dumps(call.input, option=orjson.OPT_SORT_KEYS).decode()}"
+    if root.strip("/") and not call.command:
+        text = text.replace(root.rstrip("/") + "/", "")
     return shorten(" ".join(text.split()))
 
 

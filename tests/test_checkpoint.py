@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from deepmem.checkpoints.api import compact, resume_block
+from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
@@ -59,7 +59,7 @@ def test_resume_block_is_stable_and_under_budget(tmp_path: Path) -> None:
     compact(tmp_path, SID, MESSAGES)
     block = resume_block(tmp_path)
     assert block is not None and block == resume_block(tmp_path)
-    assert END_MARK not in block and estimate_tokens(block) <= 2_000
+    assert END_MARK not in block and estimate_tokens(block) <= RESUME_BUDGET_TOKENS
     small = resume_block(tmp_path, budget=600)
     assert small is not None and estimate_tokens(small) <= 600
     assert "## Files modified" in small and "django/db/migrations/operations/models.py" in small

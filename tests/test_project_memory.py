@@ -10,10 +10,14 @@ import pytest
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.checkpoints.dream import dream
 from deepmem.extractors.calls import build_timeline
+from deepmem.extractors.errors import find_errors
 from deepmem.extractors.lasting import find_candidates
 from deepmem.extractors.outcomes import build_command, command_key, find_outcomes
 from deepmem.memory import api, inject
+from deepmem.memory.entries import Entry
 from deepmem.memory.episodes import episodes
+from deepmem.memory.index import core_work
+from deepmem.memory.query import clean_query
 from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError
 
@@ -134,7 +138,7 @@ def test_the_stable_block_caps_rules_and_says_how_many_more(root: Path) -> None:
         api.store(root, f"Always regenerate the {subject} after editing its source.", "constraint")
     block = api.stable_block(root)
     assert block.count("Always regenerate the") == inject.MAX_RULES
-    assert "(3 more in MEMORY.md" in block
+    assert "(3 more stored;" in block
 
 
 def test_a_persons_chat_is_not_a_rule_unless_it_states_one(root: Path) -> None:
@@ -280,3 +284,43 @@ def test_an_episode_cannot_be_stored_by_hand(root: Path) -> None:
     with pytest.raises(InputError, match="episodes are written by checkpoints"):
         api.store(root, "I fixed the parser yesterday.", "episode")
     assert not (root / ".deep-memory" / "MEMORY.md").exists()
+
+
+def test_a_query_drops_slash_command_echoes_and_keeps_what_was_typed() -> None:
+    """A client's echo of a slash command, its output and colours are not words of the query; the arguments are."""
+    echoed = ("<command-message>workflows:plan</command-message>\n<command-name>/workflows:plan</command-name>\n"
+              "<command-args>add telemetry to entire enable</command-args>\n"
+              "<local-command-stdout>\x1b[2mCompacted\x1b[22m</local-command-stdout>")
+    assert clean_query(echoed) == "add telemetry to entire enable"
+    assert clean_query("/workflows:review") == ""
+    assert clean_query("/compact keep the parser notes") == "keep the parser notes"
+    assert clean_query("把 `a/b.go` 的错误修好") == "把 `a/b.go` 的错误修好"
+
+
+def test_a_search_naming_a_file_finds_the_session_that_changed_it(root: Path) -> None:
+    """A file the query names (by path or by name) lifts the episode that changed it above newer, wordier ones."""
+    work(root, 0, "Tidy things up", ("internal/store/session_state.go",))
+    for day in range(1, 6):
+        work(root, day, f"please look at the output of the list command again {day}", (f"docs/page{day}.md",))
+    for query in ("please look at the output of session_state.go", "please look at `internal/store/session_state.go`"):
+        hits = api.search(root, query, 3, "all")
+        assert "session_state.go" in hits[0]["text"]
+    with pytest.raises(InputError):
+        api.search(root, "bad\x07query `session_state.go`", 3, "all")
+
+
+def test_core_work_counts_the_files_recent_sessions_keep_changing() -> None:
+    """An episode's core work is the share of its files (up to three) that two or more recent episodes changed."""
+    texts = ["a · changed `x.go`, `y.go`", "b · changed `x.go`, `y.go`, `z.go`", "c · changed `w.go`", "note"]
+    entries = [Entry(f"e{n}", "episode" if n < 3 else "fact", text, f"2026-01-0{n + 1}T00:00Z", "project")
+               for n, text in enumerate(texts)]
+    assert core_work(entries).round(3).tolist() == [0.667, 0.667, 0.0, 0.0]
+
+
+def test_a_failed_edit_is_labelled_with_its_project_relative_path(root: Path) -> None:
+    """The checkpoint names a file in the project as the project does, never by this machine's absolute path."""
+    failed = {"type": "tool", "tool": "edit", "state": {
+        "status": "error", "error": "oldString not found", "input": {
+            "filePath": str(root / "cmd" / "main.go"), "oldString": "x", "newString": "y"}}}
+    labels = [error.label for error in find_errors(build_timeline(session(root, 0, "Rename the flag", failed)))]
+    assert labels and '"filePath":"cmd/main.go"' in labels[0] and str(root) not in labels[0]

@@ -22,7 +22,9 @@ from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
 
-RESUME_BUDGET_TOKENS = 2_000
+RESUME_BUDGET_TOKENS = 1_000
+"""The resume block's cap: with the memory block and the first whisper, a start under 1,500 tokens (median) on
+swe-deepseek, whose checkpoints run longest."""
 RESUME_OPEN = (
     "<deepmem-resume>\nThe last session of this project was checkpointed as below. "
     "Continue from it when the user's request follows on from that work.\n\n"

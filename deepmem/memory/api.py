@@ -16,6 +16,7 @@ from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
 from deepmem.memory.episodes import CHANGED, WORKED, definitions, episodes_path, sessions_with, weighted
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
+from deepmem.memory.query import clean_query, file_names, query_words
 from deepmem.memory.staleness import file_hash, marked, read_hashes
 from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
@@ -25,6 +26,11 @@ from deepmem.project import project_of
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
+FILE_WEIGHT = 2.0
+FILE_REACH = 30
+"""A hit among the first FILE_REACH that names a file the query names (its path, or its name without folder and
+extension) gains FILE_WEIGHT: on claude-entire, an earlier session that edited the same files is then in the top 3
+for 0.70 of sessions instead of 0.69, 0.64 of its later half instead of 0.61 (swe corpora unchanged)."""
 
 
 def entry_dict(entry: Entry) -> dict[str, Any]:
@@ -57,11 +63,20 @@ def ranked(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     """Ranked `Hit`s over the named scopes (see deepmem.memory.search)."""
     from deepmem.memory.embed import model_name
     from deepmem.memory.index import search_index
-    from deepmem.memory.search import BM25_WEIGHT, rank
+    from deepmem.memory.search import BM25_WEIGHT, check_query, rank
 
     index = search_index(searched_files(root, scope), model_name(root))
     weight = BM25_WEIGHT if bm25_weight is None else bm25_weight
-    return rank(index, query, k, weight, explain)
+    query = check_query(query)
+    query = clean_query(query) or query
+    return naming_first(rank(index, query, max(k, FILE_REACH), weight, explain), query)[:k]
+
+
+def naming_first(hits: list[Any], query: str) -> list[Any]:
+    """The hits with FILE_WEIGHT added to those naming a file the query names, re-sorted (ties keep their order)."""
+    words = query_words(query)
+    scored = [(hit.score + (FILE_WEIGHT if file_names(hit.entry.text) & words else 0.0), hit) for hit in hits]
+    return [hit for _, hit in sorted(scored, key=lambda pair: -pair[0])]
 
 
 def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool = False,
@@ -133,7 +148,7 @@ def hot_files(root: Root) -> list[tuple[str, list[str]]]:
 def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list[Any]:
     """The whisper's hits for a user message: relevant by similarity or shared terms, and scoring at least
     `min_score` (default: `[memory] whisper_min_score` of the settings)."""
-    query = CONTROL.sub(" ", query or "")[:MAX_ENTRY_CHARS].strip()
+    query = (clean_query(query or "") or CONTROL.sub(" ", query or ""))[:MAX_ENTRY_CHARS].strip()
     if not query or not any(state.entries for state in searched_files(root, "all")):
         return []
     if min_score is None:

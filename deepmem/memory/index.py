@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from deepmem.disk import atomic_write
 from deepmem.memory.age import date_words, time_key
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
+from deepmem.memory.episodes import CHANGED, RECENT, field
 from deepmem.memory.files import MemoryFile
 from deepmem.memory.labels import Labels
 from deepmem.memory.lexical import Lexical
@@ -35,6 +37,10 @@ CONTEXT_REACH = 2
 """How many entries on each side can lend a search hit their context."""
 RECENCY_HALF_LIFE = 10
 """Sessions after which a past episode's recency in search halves."""
+CORE_SESSIONS = 2
+CORE_FILES = 3
+"""An episode's core work: how many of the files it changed (counting up to CORE_FILES) at least CORE_SESSIONS of the
+newest episodes changed, as a share of CORE_FILES."""
 
 
 class TokenCache(msgspec.Struct):
@@ -167,8 +173,22 @@ class SearchIndex:
         self.vectors = VectorTable(vectors)
         self.context = context_links(self.entries)
         self.recency = episode_recency(self.entries)
+        self.core = core_work(self.entries)
         self.sessions = Sessions(self.entries, self.tokens, vectors)
         self.labels = Labels(self.entries)
+
+
+def core_work(entries: list[Entry]) -> np.ndarray:
+    """Per entry, the share of an episode's changed files the project's recent sessions keep changing (see
+    CORE_FILES); 0 for every entry that is not an episode."""
+    core = np.zeros(len(entries))
+    rows = [row for _, row in sorted((time_key(entry.time), row) for row, entry in enumerate(entries)
+                                     if entry.type == "episode")]
+    changed = {row: set(field(entries[row].text, CHANGED)) for row in rows}
+    counts = Counter(name for row in rows[-RECENT:] for name in changed[row])
+    for row in rows:
+        core[row] = min(1.0, sum(counts[name] >= CORE_SESSIONS for name in changed[row]) / CORE_FILES)
+    return core
 
 
 def episode_recency(entries: list[Entry]) -> np.ndarray:

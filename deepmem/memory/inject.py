@@ -13,9 +13,13 @@ from deepmem.memory.entries import Entry
 from deepmem.memory.episodes import brief
 from deepmem.tokens import estimate_tokens
 
-STABLE_BUDGET_TOKENS = 370
+STABLE_BUDGET_TOKENS = 330
+"""With the mean whisper, memory stays under 400 tokens per request on the later half of claude-entire (368; 423 at
+370); the hot files keep their place, rules fill what is left."""
 MAX_COMMANDS = 5
-MAX_HOT_FILES = 12
+MAX_HOT_FILES = 14
+"""On claude-entire, 14 name at start 0.48 of the files a session then uses that earlier sessions touched (0.50
+early, 0.46 late; 12: 0.45, 0.44 late), at a precision of 0.18 either way."""
 MIN_HOT_SESSIONS = 2
 """A file is hot when recent sessions changed it at least this often."""
 MAX_ROLES = 1
@@ -78,7 +82,7 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
         if lines:
             sections.append("\n".join([title, *lines]))
     if left_out:
-        sections.append(f"({left_out} more in MEMORY.md; memory_search finds them, and past sessions.)")
+        sections.append(f"({left_out} more stored; memory_search finds them, and past sessions.)")
     body = "\n\n".join([*sections, TOOL_HINT])
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
