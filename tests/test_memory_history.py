@@ -1,23 +1,12 @@
-"""bench.memory_history on a small history: sessions in start order, and what memory gives each before it runs."""
+"""bench.runners.memory_history on a small history: sessions in start order, and what memory gives each before it runs."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
-
-from bench.memory_history import histories, measure_corpus
-
-DAY = 86_400_000
-START = 1_767_600_000_000
-
-
-@pytest.fixture(autouse=True)
-def global_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "global"
-    monkeypatch.setenv("DEEP_MEMORY_GLOBAL_ROOT", str(folder))
-    return folder
+from bench.runners.memory_history import histories, measure_corpus
+from tests.test_project_memory import DAY, START, global_root  # noqa: F401 (an autouse fixture)
 
 
 def session(day: int, request: str, files: tuple[str, ...], command: str) -> dict:

@@ -36,7 +36,7 @@ same way."""
 RECENCY_WEIGHT = 1.0
 """A past session's episode gains RECENCY_WEIGHT × its recency (deepmem.memory.index): work often picks up
 where a recent session left it. Episodes only: stored entries rank on what they say. With 1.0 or 2.0 alike,
-bench.memory_history finds an earlier session that edited the same files for 0.61 of claude-entire's later
+bench.runners.memory_history finds an earlier session that edited the same files for 0.61 of claude-entire's later
 half instead of 0.49 (early half and swe-gemini3 unchanged)."""
 CORE_WEIGHT = 2.0
 """A past session's episode gains CORE_WEIGHT × its core work (deepmem.memory.index): a session that changed the

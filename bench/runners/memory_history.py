@@ -1,6 +1,6 @@
 """Does memory carry a project forward? A corpus replayed in time order, measured before each session.
 
-    python -m bench.memory_history [--corpus DIR ...] [--limit N] [--out DIR]
+    python -m bench.runners.memory_history [--corpus DIR ...] [--limit N] [--out DIR]
 
 Sessions of one repository are taken in the order they started (the manifest's `start`, else
 the first message's time), never by file name. Memory is built as the product builds it, in a
@@ -40,6 +40,8 @@ from typing import Any
 
 import msgspec
 
+from bench.corpora import REPOSITORY, corpora, corpus_folder
+from bench.report import RESULTS
 from deepmem.bridge.engine import Engine
 from deepmem.checkpoints.api import compact
 from deepmem.extractors.calls import build_timeline
@@ -56,9 +58,7 @@ from deepmem.sessionio import read_session
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import call_touches
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-RESULTS = Path(__file__).parent / "results"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = REPOSITORY / "fixtures"
 LABEL_FILES = ("memory_labels.json", "memory_history_labels.json")
 SUFFIX = re.compile(r"(?: \((?:in|also:) [^()]*\))+$")
 """What a memory adds to the sentence it was said as: the file it concerns, the names it also holds for."""
@@ -329,8 +329,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, nargs="*",
-                        default=[CORPORA / name for name in ("claude-entire", "swe-gemini3", "swe-deepseek")])
+    parser.add_argument("--corpus", type=corpus_folder, nargs="*", help="corpus names or folders (default: the shared corpora)",
+                        default=[folder for name, folder in corpora().items() if name != "fixtures"])
     parser.add_argument("--limit", type=int, default=None, help="sessions per repository (for a quick look)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for memory_history.json and .png")
     args = parser.parse_args()
