@@ -35,7 +35,7 @@ class MemorySettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Entries `/dream` keeps in MEMORY.md; the least useful beyond it move to archive.md."""
     whisper_min_score: float | None = None
     """The fused search score a memory needs to be whispered, on top of the relevance test; None: no score
-    threshold, the relevance test alone decides (`python -m bench.cross_session` sweeps the threshold)."""
+    threshold, the relevance test alone decides (`python -m bench.runners.cross_session` sweeps the threshold)."""
 
 
 class SecuritySettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -1,8 +1,8 @@
-"""The whisper threshold rule of bench/cross_session.py: chosen on one corpus, checked on the others."""
+"""The whisper threshold rule of bench/runners/cross_session.py: chosen on one corpus, checked on the others."""
 
 from __future__ import annotations
 
-from bench.cross_session import choose, merit
+from bench.runners.cross_session import choose, merit
 
 
 def row(corpus: str, threshold: float | None, precision: float | None, kept: float) -> dict:

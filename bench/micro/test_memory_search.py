@@ -1,10 +1,10 @@
-"""Memory search at 1K and 100K project memories (seeded synthetic entries, as bench_memory.py builds them)."""
+"""Memory search at 1K and 100K project memories (seeded synthetic entries, as bench/runners/memory.py builds them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.bench_memory import synthetic
+from bench.runners.memory import synthetic
 from deepmem.memory import api
 from deepmem.memory.store import import_entries
 

@@ -17,7 +17,7 @@ against what the session then does:
   memory search on the first user message name such a file;
 - commands: build, test and lint commands that succeeded in an earlier session and that this
   one runs: the share the start text names;
-- cost: start-text tokens (median); memory tokens per request as `bench.cross_session` counts
+- cost: start-text tokens (median); memory tokens per request as `bench.runners.cross_session` counts
   them (memory's part of the stable block plus the mean whisper of a user turn), and as the
   context holds them (the block plus every whisper so far; and with the resume block too);
   whether the stable block is the same bytes at the session's end.

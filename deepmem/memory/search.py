@@ -21,7 +21,7 @@ CONTEXT_WEIGHT = 0.7
 CONTEXT_DECAY = 0.5
 """An entry gains CONTEXT_WEIGHT × the best positive fused score of the entries stored together with it
 within CONTEXT_REACH places, halved per place beyond the first. All three were chosen by leave-one-
-conversation-out cross-validation on the LoCoMo dev split (`python -m bench.memory_folds`, docs/benchmarks.md)."""
+conversation-out cross-validation on the LoCoMo dev split (`python -m bench.runners.memory_folds`, docs/benchmarks.md)."""
 SESSION_WEIGHT = 1.0
 SESSION_BM25_WEIGHT = 0.8
 """An entry gains SESSION_WEIGHT × its session's fused z-score (BM25 share SESSION_BM25_WEIGHT); chosen

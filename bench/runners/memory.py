@@ -1,7 +1,7 @@
 """Memory search benchmark: LoCoMo evidence retrieval (BM25, embeddings, hybrid) and latency.
 
-    /tmp/venv/bin/python bench/bench_memory.py            # retrieval + latency
-    /tmp/venv/bin/python bench/bench_memory.py --quality  # retrieval only
+    python -m bench.runners.memory            # retrieval + latency
+    python -m bench.runners.memory --quality  # retrieval only
 
 Reads the LoCoMo dev split from ../shared/datasets/locomo-dev/ (CC BY-NC 4.0: read in
 place, never copied into this repository). Each conversation gets a store of its own in a
@@ -23,12 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.corpora import REPOSITORY
 from deepmem.memory import api
 from deepmem.memory.entries import Entry
 from deepmem.memory.search import BM25_WEIGHT
 from deepmem.memory.store import import_entries
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "locomo-dev" / "locomo-dev.json"
+LOCOMO = REPOSITORY.parent / "shared" / "datasets" / "locomo-dev" / "locomo-dev.json"
 EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
 SYSTEMS = {"bm25": 1.0, "embeddings": 0.0, "hybrid": BM25_WEIGHT}
 

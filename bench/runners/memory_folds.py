@@ -1,6 +1,6 @@
 """Fusion settings by leave-one-conversation-out cross-validation on the LoCoMo dev split.
 
-    python -m bench.memory_folds [--locomo PATH]
+    python -m bench.runners.memory_folds [--locomo PATH]
 
 For each conversation, the grid point (BM25 weight, context weight, context reach,
 session weight, session BM25 share, leading-name weight, question weight, feedback weight)
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_memory import LOCOMO, evidence_ids, turns
+from bench.runners.memory import LOCOMO, evidence_ids, turns
 from deepmem.memory.embed import encode, model_name
 from deepmem.memory.feedback import feedback_scores, feedback_terms
 from deepmem.memory.files import read_memory_file

@@ -1,6 +1,6 @@
 """Does memory help the next session? Precision and coverage of what injection shows, per corpus.
 
-    python -m bench.cross_session [--corpus DIR ...] [--chart PATH]
+    python -m bench.runners.cross_session [--corpus DIR ...] [--chart PATH]
 
 Sessions are grouped by repository (`owner__repo-NUMBER` in the file name) and taken in
 number order. For each session after a repository's first, the memory built by
@@ -26,6 +26,8 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.corpora import SHARED
+from bench.report import RESULTS
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.dream import dream
 from deepmem.memory import api, inject
@@ -34,7 +36,6 @@ from deepmem.sessionio import read_session
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import touches
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 REPOSITORY = re.compile(r"__(?P<repo>[\w.-]+?)-(?P<number>\d+)\.json$")
 NO_GATE = float("-inf")
 THRESHOLDS = (NO_GATE, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
@@ -198,8 +199,8 @@ def chart(rows: list[dict], path: Path, chosen: float | None) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, nargs="*", default=sorted(p for p in CORPORA.glob("*") if p.is_dir()))
-    parser.add_argument("--chart", type=Path, default=Path(__file__).parent / "results" / "cross_session.png")
+    parser.add_argument("--corpus", type=Path, nargs="*", default=sorted(p for p in SHARED.glob("*") if p.is_dir()))
+    parser.add_argument("--chart", type=Path, default=RESULTS / "cross_session.png")
     parser.add_argument("--tune-on", default=TUNE_ON, help="the corpus the threshold is chosen on")
     args = parser.parse_args()
     rows = []
