@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 import orjson
@@ -115,6 +116,8 @@ class WorkingSetBuilder:
         """The latest step folded."""
         self.touched: dict[str, int] = {}
         """File name → the last step that read, edited or named a file of that name."""
+        self.touches: list[tuple[int, str]] = []
+        """(step, file name) of every touch, in order (steps never decrease)."""
         self.whole: frozenset[str] = frozenset()
         """Part ids of the views kept whole, as of the last snapshot."""
         self.reads: dict[str, list[tuple[tuple[str, int], str, str]]] = {}
@@ -148,7 +151,7 @@ class WorkingSetBuilder:
         new = names - self.named
         self.named |= new
         self.changed |= new
-        self.touched.update(dict.fromkeys(names, self.step))
+        self.touch(names, self.step)
 
     def add_read(self, source: tuple[str, int], part_id: str, output: str, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
@@ -156,7 +159,7 @@ class WorkingSetBuilder:
         (sizes are estimated only for files read more than once)."""
         path = source[0]
         self.changed.add(file_name(path))
-        self.touched[file_name(path)] = step
+        self.touch((file_name(path),), step)
         self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [(source, part_id, output)], None
@@ -185,7 +188,7 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
-        self.touched[file_name(path)] = self.step
+        self.touch((file_name(path),), self.step)
 
     def add_part(self, part: Part, signature: str | None, touched: Touches, index: int = 0, step: int = 0) -> None:
         """Fold one tool part of the message at `index`, made at `step` (`signature`: its
@@ -234,13 +237,28 @@ class WorkingSetBuilder:
         """Whether files called `name` were edited, named by the user or the todo list, or read again."""
         return name in self.edited or name in self.named or self.read_counts.get(name, 0) > 1
 
+    def touch(self, names: Iterable[str], step: int) -> None:
+        """Note that files of these names were read, edited or named at `step`."""
+        for name in names:
+            self.touched[name] = step
+            self.touches.append((step, name))
+
+    def recently_touched(self, steps: int) -> dict[str, int]:
+        """File name → last touch, for the files touched within the last `steps` steps."""
+        recent: dict[str, int] = {}
+        for step, name in reversed(self.touches):
+            if step < self.step - steps:
+                break
+            recent.setdefault(name, self.touched[name])
+        return recent
+
     def keep_whole(self) -> None:
         """Choose the views kept whole now, and note when the others stopped being whole: the
         working-set views of files worked on and touched within the last `hot` steps, or read
         once within the last `fresh` (about to be edited), newest touch first while they fit."""
         hot = sorted(
             (touch, name)
-            for name, touch in self.touched.items()
+            for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
             if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
         whole: set[str] = set()
