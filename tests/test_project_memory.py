@@ -324,3 +324,16 @@ def test_a_failed_edit_is_labelled_with_its_project_relative_path(root: Path) ->
             "filePath": str(root / "cmd" / "main.go"), "oldString": "x", "newString": "y"}}}
     labels = [error.label for error in find_errors(build_timeline(session(root, 0, "Rename the flag", failed)))]
     assert labels and '"filePath":"cmd/main.go"' in labels[0] and str(root) not in labels[0]
+
+
+def test_resume_offers_the_earlier_sessions_that_changed_the_same_files(root: Path) -> None:
+    """The resume block of a new session names the past episodes that edited what the latest one edited."""
+    work(root, 0, "Make the checkpoint command print its id", ("cmd/checkpoint.go",))
+    work(root, 1, "Speed up the session listing", ("cmd/sessions.go",))
+    work(root, 2, "Checkpoint ids get a short form", ("cmd/checkpoint.go", "cmd/id.go"))
+    block = resume_block(root)
+    assert block is not None and "## Related earlier sessions" in block
+    related = block.split("## Related earlier sessions", 1)[1]
+    assert "Make the checkpoint command print its id" in related and "session listing" not in related
+    work(root, 3, "Write the changelog", ("CHANGELOG.md",))
+    assert "## Related earlier sessions" not in (resume_block(root) or "")

@@ -15,7 +15,7 @@ from deepmem.config import memory_dir
 from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
-from deepmem.memory.episodes import put_episode
+from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
 from deepmem.project import project_of
 from deepmem.sessionio import validate_messages
@@ -23,6 +23,8 @@ from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
 
 RESUME_BUDGET_TOKENS = 1_000
+RELATED_GOAL_CHARS = 100
+"""A related earlier session's goal is cut to this many characters in the resume block."""
 """The resume block's cap: with the memory block and the first whisper, a start under 1,500 tokens (median) on
 swe-deepseek, whose checkpoints run longest."""
 RESUME_OPEN = (
@@ -93,12 +95,18 @@ def resume_block(root: str | os.PathLike[str], budget: int = RESUME_BUDGET_TOKEN
     checkpoint = latest_checkpoint(root)
     if checkpoint is None:
         return None
-    body = checkpoint.replace(END_MARK, "").rstrip() + "\n"
+    body = checkpoint.replace(END_MARK, "").rstrip() + "\n" + related_section(root)
     for cap in (None, *SECTION_CAPS):
         block = RESUME_OPEN + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
         if estimate_tokens(block) <= budget:
             return block
     return RESUME_OPEN + clip_to_budget(cap_sections(body, 1), budget) + RESUME_CLOSE
+
+
+def related_section(root: str | os.PathLike[str]) -> str:
+    """Earlier sessions that changed the same files as the latest one, as a resume section ('' when none)."""
+    lines = [f"- {entry.time[:10]}: {brief(entry.text, RELATED_GOAL_CHARS)}" for entry in related(root)]
+    return "\n## Related earlier sessions\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def cap_sections(markdown: str, cap: int) -> str:

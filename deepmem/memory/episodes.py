@@ -95,3 +95,11 @@ def definitions(root: str | os.PathLike[str]) -> dict[str, list[str]]:
                     if name not in found.setdefault(path, []):
                         found[path].append(name)
     return found
+
+
+def related(root: str | os.PathLike[str], count: int = 2) -> list[Entry]:
+    """The earlier episodes that changed the most files the newest one changed (the newer first on a tie)."""
+    known = episodes(root)
+    files = set(field(known[-1].text, CHANGED)) if known else set()
+    shared = [(len(files & set(field(entry.text, CHANGED))), index) for index, entry in enumerate(known[:-1])]
+    return [known[index] for overlap, index in sorted(shared, reverse=True)[:count] if overlap]
