@@ -14,7 +14,7 @@ part and the caps, so every later step trims it identically.
 
 from __future__ import annotations
 
-from deepmem.history import whole_view_tokens
+from deepmem.history import view_cap_tokens
 from deepmem.markers import gap_marker
 from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
@@ -46,7 +46,7 @@ def cap_for(part: Part, text: str, ctx: Context) -> int:
     settings = ctx.settings
     if not is_text_view(part, text):
         return settings.capture_command_cap_tokens
-    return settings.capture_cap_tokens or whole_view_tokens(settings)
+    return view_cap_tokens(settings)
 
 
 def lines_within(lengths: list[int], limit: int, line_chars: int) -> int:

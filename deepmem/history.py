@@ -123,6 +123,11 @@ def whole_view_tokens(settings: Settings) -> int:
     return (settings.context_window or settings.tier_high_tokens) // WHOLE_VIEWS_SHARE
 
 
+def view_cap_tokens(settings: Settings) -> int:
+    """The capture cap of a new file view: `capture_cap_tokens`, or the whole views' budget when 0."""
+    return settings.capture_cap_tokens or whole_view_tokens(settings)
+
+
 def tier_for(tokens: int, settings: Settings) -> Tier:
     """The pressure tier for a history size, thresholds lowered for small context windows."""
     medium, high = settings.tier_medium_tokens, settings.tier_high_tokens

@@ -36,6 +36,7 @@ from deepmem.history import (
     layout,
     message_steps,
     tier_for,
+    view_cap_tokens,
     visible_text,
     whole_view_tokens,
 )
@@ -653,11 +654,9 @@ def whole_views(
 ) -> WholeViews:
     """The views kept whole at each step of this history, extending the fold of its latest plan."""
     key = (digests[0] if digests else None, settings, prices)
-    known = CACHES.whole.peek(key) if digests and digests[0] is not None else None
-    view_cap = settings.capture_cap_tokens or whole_view_tokens(settings)
-    if known is None or not known.matches(digests):
-        known = WholeViews(working_set_builder(settings, prices), view_cap, settings.tail_steps)
-    folded = known
+    folded = CACHES.whole.peek(key) if key[0] is not None else None
+    if folded is None or not folded.matches(digests):
+        folded = WholeViews(working_set_builder(settings, prices), view_cap_tokens(settings), settings.tail_steps)
     for index in range(len(folded.digests), len(messages)):
         folded.fold(messages[index], digests[index], steps[index])
     if key[0] is not None:
