@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import xxhash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bench.corpora import corpora, session_paths
+from bench.corpora import SHARED, corpora, session_paths
 from bench.runners.failures import Seen, names_for, scanned_parts, seen_parts
 from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY, is_json_array, route_keys
@@ -136,6 +137,8 @@ def run_everywhere(sample: Seen, part: Part) -> None:
 
 def test_the_sample_holds_every_kind_of_every_corpus() -> None:
     """Each corpus is sampled, and the parts meet every route a tool output can take."""
+    if not SHARED.is_dir():
+        pytest.skip("the shared corpora are not on this machine: the fixtures alone hold no skill call")
     chosen = samples()
     assert {sample.place.split("/")[0] for sample in chosen} == {folder.name for folder in corpora().values()}
     routes = {
