@@ -99,21 +99,16 @@ class Meter(msgspec.Struct):
 
     def cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
         """Cost with a prompt cache kept warm between requests closer than its lifetime."""
-        total = 0.0
-        repeated = self.request_marked if prices.cached_at_marks else self.request_cached
-        for tokens, cached, pause in zip(self.request_tokens, repeated, self.request_pauses, strict=True):
-            if pause > prices.ttl_seconds * 1000:
-                cached = 0.0
-            total += prices.cache_read * cached + prices.cache_write * (tokens - cached)
-        return total
+        requests = zip(self.request_tokens, self.request_cached, self.request_marked, self.request_pauses, strict=True)
+        return sum((prices.request_dollars(*request) for request in requests), 0.0)
 
     def recovered_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
         """`cost` plus re-reading, at the write price, every output a step quoted out of view."""
-        return self.cost(prices) + prices.cache_write * self.recovery_tokens
+        return self.cost(prices) + prices.dollars(self.recovery_tokens, 0.0)
 
     def cold_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
         """Cost without a prompt cache: every token at the input price."""
-        return prices.input * self.tokens
+        return prices.dollars_uncached(self.tokens)
 
     def merge(self, other: Meter) -> None:
         """Add another session's totals into this one (final tokens are summed too)."""

@@ -106,7 +106,7 @@ def request_pauses(times: Sequence[int]) -> tuple[int, ...]:
     )
 
 
-def cold_steps(messages: list[Message], message_steps: Sequence[int], steps: int, ttl_seconds: int) -> tuple[bool, ...]:
+def cold_steps(messages: list[Message], message_steps: Sequence[int], steps: int, prices: PriceModel) -> tuple[bool, ...]:
     """Per step k = 0…steps: whether request k finds the cache cold.
 
     The cache is cold for the first request (step 0), after a pause longer than its lifetime, and
@@ -120,7 +120,7 @@ def cold_steps(messages: list[Message], message_steps: Sequence[int], steps: int
     cold, model = [True] * (steps + 1), models[0]
     for step in range(1, steps + 1):
         now = models[step] or model
-        cold[step] = pauses[step] > ttl_seconds * 1000 or (model is not None and now != model)
+        cold[step] = prices.expired(pauses[step]) or (model is not None and now != model)
         model = now
     return tuple(cold)
 
@@ -146,7 +146,7 @@ def stay_cost(sizes: Sizes, step: int, boundary: int, prices: PriceModel) -> flo
     read from the cache and the newest step written, or all of it written when the cache is cold."""
     if sizes.cold[step]:
         return request_tokens(sizes, step, boundary)
-    return prices.read * request_tokens(sizes, step - 1, boundary) + sizes.tokens[step] - sizes.tokens[step - 1]
+    return prices.rent(request_tokens(sizes, step - 1, boundary)) + sizes.tokens[step] - sizes.tokens[step - 1]
 
 
 def jump_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
@@ -158,8 +158,7 @@ def jump_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: Price
     """
     if sizes.cold[step]:
         return request_tokens(sizes, step, target)
-    before = sizes.probed[boundary] if prices.cached_at_marks else prices.read * sizes.probed[boundary]
-    return before + rewritten_tokens(sizes, step, boundary, target)
+    return prices.kept_prefix(sizes.probed[boundary]) + rewritten_tokens(sizes, step, boundary, target)
 
 
 def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
@@ -209,14 +208,14 @@ def priced_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[
         target = step - settings.tail_steps
         if target <= boundary:
             continue
-        waited += prices.read * max(removed_tokens(sizes, boundary, target), 0)
+        waited += prices.rent(max(removed_tokens(sizes, boundary, target), 0))
         if jump_reason(sizes, step, boundary, waited, settings, prices):
             jumps.append(target)
             waited = 0.0
     return tuple(jumps)
 
 
-def release_pays(saving: int, carried: int, between: int, read: float) -> bool:
+def release_pays(saving: int, carried: int, between: int, prices: PriceModel) -> bool:
     """Whether a jump should also cut a working-set output that has left the set.
 
     Kept whole, the output costs `saving` tokens at the read price on every request; cut
@@ -224,7 +223,7 @@ def release_pays(saving: int, carried: int, between: int, read: float) -> bool:
     write price instead of the read price. Like a jump, the cut is bought once renting
     has cost as much: after `carried` requests since the output left the set.
     """
-    return read * saving * max(carried, 0) >= (1.0 - read) * between and saving > 0
+    return prices.rent(saving) * max(carried, 0) >= prices.rewrite_premium(between) and saving > 0
 
 
 def boundary_at(jumps: Sequence[int], settings: Settings, step: int) -> int:

@@ -48,7 +48,7 @@ from deepmem.prices import PriceModel, resolve_prices
 from deepmem.releases import Releases
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
-from deepmem.working_set import WorkingSetBuilder, hot_steps
+from deepmem.working_set import WorkingSetBuilder
 
 log = logging.getLogger("deepmem.pipeline")
 
@@ -311,7 +311,7 @@ def freeze_batches(
         builder, done, batches = FactsBuilder(), 0, {}
         ahead, read = FactsBuilder(working_set_builder(settings, prices)), 0
         sizes = MessageTokens(messages, digests, shape.message_steps, settings)
-        releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices.read)
+        releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices)
         for boundary, end in sorted(ends.items()):
             for message in messages[done:end]:
                 builder.add(message)
@@ -587,7 +587,7 @@ def plan_transform(
             digests = [message_digest(message) for message in messages]
         steps = message_steps(messages)
         prices = prices or resolve_prices(messages)
-        cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices.ttl_seconds)
+        cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
         if jumps is None:
             jumps = schedule(messages, digests, steps, settings, prices, cold)
         rebased = rebase_boundary(jumps, cold, settings, prices)
@@ -603,7 +603,7 @@ def rebase_boundary(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Se
     is the request after a pause past the cache's lifetime or a model switch, and, where
     the cache is read only at marks, every jump's (`PriceModel.cached_at_marks`).
     """
-    if prices.cached_at_marks:
+    if prices.jumps_write_everything:
         return jumps[-1]
     made = [boundary + settings.tail_steps for boundary in jumps if boundary > 0]
     return max((step - settings.tail_steps for step in made if step < len(cold) and cold[step]), default=0)
@@ -638,7 +638,7 @@ def step_sizes(
     sizes = MessageTokens(messages, digests, steps, settings)
     probed = [sizes.probe(index) for index in range(len(messages))]
     if cold is None:
-        cold = cold_steps(messages, steps, count, prices.ttl_seconds)
+        cold = cold_steps(messages, steps, count, prices)
     whole = whole_views(messages, digests, steps, settings, prices).per_step(count)
     old = running_totals(steps, probed, count)
     return Sizes(sizes.totals, tuple(cut + kept for cut, kept in zip(old, whole, strict=True)), cold)
@@ -646,7 +646,7 @@ def step_sizes(
 
 def working_set_builder(settings: Settings, prices: PriceModel) -> WorkingSetBuilder:
     """The working set as these settings and prices size it."""
-    return WorkingSetBuilder(hot=hot_steps(prices.read), fresh=settings.tail_steps, whole=whole_view_tokens(settings))
+    return WorkingSetBuilder(hot=prices.rent_steps, fresh=settings.tail_steps, whole=whole_view_tokens(settings))
 
 
 def whole_views(
@@ -756,7 +756,7 @@ def plan_history(
         list(done.originals),
         stats,
         failures=done.failures[-1] if done.failures else 0,
-        tail_parts=nudge_parts(messages, shape, done.message_tokens, done.signals, settings, prices.read * saved),
+        tail_parts=nudge_parts(messages, shape, done.message_tokens, done.signals, settings, prices.rent(saved)),
         message_tokens=list(done.message_tokens),
         signals=list(done.signals),
     )

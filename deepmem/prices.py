@@ -26,6 +26,8 @@ MAX_INPUT_PRICE = 1_000.0
 """Dollars per million input tokens above which a price is taken for a mistake."""
 MAX_WRITE_PREMIUM = 5.0
 """A cache write dearer than this many times the input price is taken for a mistake."""
+MAX_RENT_STEPS = 50
+"""A cache that reads for free would rent forever: `PriceModel.rent_steps` is capped here."""
 
 
 class PriceModel(msgspec.Struct, frozen=True):
@@ -50,6 +52,48 @@ class PriceModel(msgspec.Struct, frozen=True):
     def read(self) -> float:
         """The cache-read price as a share of the write price (what a cached token costs)."""
         return self.cache_read / self.cache_write
+
+    def rent(self, tokens: float) -> float:
+        """What keeping `tokens` in a cached prefix costs one more request, in write-price units."""
+        return self.read * tokens
+
+    def kept_prefix(self, tokens: float) -> float:
+        """What the unchanged `tokens` before a request's first change cost it, in write-price units:
+        read from the cache, or written again where the cache is read only at marks."""
+        return tokens if self.cached_at_marks else self.rent(tokens)
+
+    @property
+    def rent_steps(self) -> int:
+        """Requests after which renting tokens at the cache-read price has cost as much as writing
+        them again once (capped at `MAX_RENT_STEPS` for a cache that reads nearly free)."""
+        return MAX_RENT_STEPS if self.read <= 1 / MAX_RENT_STEPS else math.ceil(1 / self.read)
+
+    @property
+    def jumps_write_everything(self) -> bool:
+        """Whether a request that cuts anything writes every message again (cache read only at marks)."""
+        return self.cached_at_marks
+
+    def rewrite_premium(self, tokens: float) -> float:
+        """What writing `tokens` again costs over reading them from the cache, in write-price units."""
+        return (1.0 - self.read) * tokens
+
+    def expired(self, pause_ms: float) -> bool:
+        """Whether a cached prefix is gone after `pause_ms` milliseconds idle."""
+        return pause_ms > self.ttl_seconds * 1000
+
+    def dollars(self, tokens: float, cached: float) -> float:
+        """What a request of `tokens` costs (per million) when `cached` of them are read from the cache."""
+        return self.cache_read * cached + self.cache_write * (tokens - cached)
+
+    def request_dollars(self, tokens: float, repeated: float, marked: float, pause_ms: float) -> float:
+        """What a request costs (per million) that repeats the previous one's first `repeated` tokens,
+        `marked` of them up to a place it marked, after `pause_ms` idle."""
+        cached = 0.0 if self.expired(pause_ms) else marked if self.cached_at_marks else repeated
+        return self.dollars(tokens, cached)
+
+    def dollars_uncached(self, tokens: float) -> float:
+        """What `tokens` cost (per million) without a prompt cache."""
+        return self.input * tokens
 
 
 FAMILIES: dict[str, PriceModel] = {

@@ -14,17 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from deepmem.jumps import release_pays
+from deepmem.prices import PriceModel
 
 
 class Releases:
     """The views held whole and the ones released so far, boundary by boundary."""
 
     def __init__(
-        self, saving: Callable[[int], int], between: Callable[[int, int], int], tail_steps: int, read: float
+        self, saving: Callable[[int], int], between: Callable[[int, int], int], tail_steps: int, prices: PriceModel
     ) -> None:
         self.saving, self.between = saving, between
         """Tokens a message's cut saves per request; old tokens after a message up to an index."""
-        self.tail_steps, self.read = tail_steps, read
+        self.tail_steps, self.prices = tail_steps, prices
         self.held: dict[str, tuple[int, bool]] = {}
         """Part id → (message index, kept whole) of each working-set view when it became old,
         not yet released."""
@@ -46,7 +47,7 @@ class Releases:
             if since is None or part_id in whole or (part_id in working_set and not was_whole):
                 continue
             waited = boundary + self.tail_steps - since
-            if release_pays(self.saving(index), waited, self.between(index, done), self.read):
+            if release_pays(self.saving(index), waited, self.between(index, done), self.prices):
                 self.released.setdefault(index, []).append((part_id, boundary))
                 del self.held[part_id]
 

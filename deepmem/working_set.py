@@ -20,7 +20,7 @@ leaves the set after it became old is cut at the first jump where that pays
 
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or the todo list named it; its views
-stay whole until `hot_steps` steps pass without a touch (a read, an edit, a naming). A file
+stay whole until `PriceModel.rent_steps` steps pass without a touch (a read, an edit, a naming). A file
 read once and not yet edited may be about to be: its view stays whole for the young
 steps' span after the read (`tail_steps`). An agent reads a whole file and copies its
 lines into the edits that follow, often several steps later; a view cut in the middle
@@ -36,7 +36,6 @@ set (`deepmem.releases`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -44,6 +43,7 @@ from functools import lru_cache
 import orjson
 
 from deepmem.history import whole_view_tokens
+from deepmem.prices import FAMILIES
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, Touches
@@ -59,19 +59,11 @@ FILE_TOKENS = 2_000
 (`working_outputs.WHOLE_TOKENS`: as much as one output keeps whole)."""
 WHOLE_TOKENS = whole_view_tokens(Settings())
 """The default budget of the views kept whole (a quarter of the default pressure point)."""
-HOT_STEPS = 13
+HOT_STEPS = FAMILIES["anthropic"].rent_steps
 """Steps a view of a file worked on stays whole after the file's last touch, at Anthropic's
-prices (`hot_steps`)."""
+prices (`PriceModel.rent_steps`: 13)."""
 FRESH_STEPS = Settings().tail_steps
 """Steps a view of a file read once and not yet edited stays whole: the young steps' span."""
-MAX_HOT_STEPS = 50
-"""A cache that reads for free would keep views forever: the rent is capped here."""
-
-
-def hot_steps(read: float) -> int:
-    """Requests after which renting a view at the cache-read price (`read`, a share of the
-    write price) has cost as much as reading it again once."""
-    return MAX_HOT_STEPS if read <= 1 / MAX_HOT_STEPS else math.ceil(1 / read)
 
 
 UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}

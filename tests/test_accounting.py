@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import msgspec
 import pytest
 
@@ -55,3 +58,29 @@ def test_a_trailing_message_dropped_next_time_keeps_the_mark_before_it() -> None
     history = [message("user", "task"), message("assistant", "a"), message("assistant", "b")]
     meter = billed([*history, message("user", "[deepmem] nudge")], [*history, message("assistant", "c")])
     assert meter.request_marked == [0.0, 300.0] and meter.request_cached[1] >= 300.0
+
+
+def test_a_request_reads_its_repeated_prefix_or_up_to_its_mark_and_nothing_once_the_cache_expired() -> None:
+    """1,000 tokens, 600 repeated, 400 of them up to a mark."""
+    assert ANY_PREFIX.request_dollars(1_000, 600, 400, 0) == ANY_PREFIX.dollars(1_000, 600)
+    assert AT_MARKS.request_dollars(1_000, 600, 400, 0) == AT_MARKS.dollars(1_000, 400)
+    expired = (ANY_PREFIX.ttl_seconds + 1) * 1000
+    assert ANY_PREFIX.request_dollars(1_000, 600, 400, expired) == ANY_PREFIX.dollars(1_000, 0) == 1_000 * ANY_PREFIX.cache_write
+
+
+PRICE_FIELDS = {"read", "input", "cache_read", "cache_write", "ttl_seconds", "cached_at_marks"}
+"""What a price model holds; what those numbers mean is `deepmem.prices`' to say."""
+
+
+def test_only_the_prices_module_reads_what_a_price_means() -> None:
+    """A change to what a price means touches one module: the rest asks `PriceModel`'s methods.
+    (`deepmem.config` builds a model from `[cost]`, field by field.)"""
+    root = Path(__file__).resolve().parent.parent
+    readers = set()
+    for path in [*root.glob("deepmem/**/*.py"), *root.glob("compressors/*.py"), *root.glob("bench/**/*.py")]:
+        if path.name in ("prices.py", "config.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in PRICE_FIELDS and isinstance(node.value, ast.Name) and "price" in node.value.id:
+                readers.add(f"{path.relative_to(root)}: {node.value.id}.{node.attr}")
+    assert not readers

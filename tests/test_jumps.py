@@ -140,11 +140,11 @@ def test_a_long_pause_is_a_free_deep_cut() -> None:
     quiet = priced_jumps(sizes_of(messages), Settings(), ANTHROPIC)
     paused = with_times(messages, 30, 30 * MINUTE)
     steps = message_steps(paused)
-    assert cold_steps(paused, steps, steps[-1], ANTHROPIC.ttl_seconds).index(True, 1) == 31
+    assert cold_steps(paused, steps, steps[-1], ANTHROPIC).index(True, 1) == 31
     jumps = priced_jumps(sizes_of(paused), Settings(), ANTHROPIC)
     assert 31 - Settings().tail_steps in jumps and 31 - Settings().tail_steps not in quiet
     # DeepSeek's cache outlives a 30-minute pause: no free cut there.
-    assert True not in cold_steps(paused, steps, steps[-1], FAMILIES["deepseek"].ttl_seconds)[1:]
+    assert True not in cold_steps(paused, steps, steps[-1], FAMILIES["deepseek"])[1:]
 
 
 def test_no_timestamps_and_clock_skew_count_as_no_pause() -> None:
@@ -155,11 +155,11 @@ def test_no_timestamps_and_clock_skew_count_as_no_pause() -> None:
         for part in message["parts"]:
             (part.get("state") or {}).pop("time", None)
     steps = message_steps(stripped)
-    assert cold_steps(stripped, steps, steps[-1], 300) == (True,) + (False,) * steps[-1]
+    assert cold_steps(stripped, steps, steps[-1], FAMILIES["openai"]) == (True,) + (False,) * steps[-1]
     backwards = with_times(messages, 10, -60 * MINUTE)
     times = request_times(backwards, steps, steps[-1])
     assert all(pause >= 0 for pause in request_pauses(times))
-    assert True not in cold_steps(backwards, steps, steps[-1], 300)[1:]
+    assert True not in cold_steps(backwards, steps, steps[-1], FAMILIES["openai"])[1:]
 
 
 def test_a_model_switch_makes_the_cache_cold() -> None:
@@ -169,7 +169,7 @@ def test_a_model_switch_makes_the_cache_cold() -> None:
     for index in users[1:]:
         messages[index]["info"]["model"] = {"providerID": "anthropic", "modelID": "claude"}
     steps = message_steps(messages)
-    cold = cold_steps(messages, steps, steps[-1], 10**9)
+    cold = cold_steps(messages, steps, steps[-1], msgspec.structs.replace(FAMILIES["openai"], ttl_seconds=10**9))
     assert cold.count(True) == 2 and cold[steps[users[1]]]
 
 
@@ -206,11 +206,12 @@ def test_imposed_jumps_are_followed() -> None:
 
 def test_a_release_is_bought_once_keeping_the_output_has_cost_its_rewrite() -> None:
     """0.1 × 1,000 saved tokens × 8 requests = 800 < 0.9 × 1,000 rewritten tokens; at 9 requests it pays."""
-    assert not release_pays(1_000, 8, 1_000, 0.1)
-    assert release_pays(1_000, 9, 1_000, 0.1)
-    assert release_pays(1_000, 0, 0, 0.1), "nothing to rewrite besides the jump's own: the cut is free"
-    assert not release_pays(0, 50, 0, 0.1), "nothing to save, nothing to cut"
-    assert not release_pays(1_000, -3, 10, 0.1), "a clock running backwards counts as no wait"
+    tenth = PriceModel("tenth", 1.0, 0.1, 1.0, 300)
+    assert not release_pays(1_000, 8, 1_000, tenth)
+    assert release_pays(1_000, 9, 1_000, tenth)
+    assert release_pays(1_000, 0, 0, tenth), "nothing to rewrite besides the jump's own: the cut is free"
+    assert not release_pays(0, 50, 0, tenth), "nothing to save, nothing to cut"
+    assert not release_pays(1_000, -3, 10, tenth), "a clock running backwards counts as no wait"
 
 
 def old_edits(messages: list[dict], prices: PriceModel, jumps: tuple[int, ...] | None = None) -> dict[str, dict]:

@@ -15,13 +15,13 @@ from deepmem.compressors.file_reads import file_line_numbers
 from deepmem.facts import FactsBuilder
 from deepmem.history import message_steps, whole_view_tokens
 from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
-from deepmem.prices import FAMILIES
+from deepmem.prices import FAMILIES, PriceModel
 from deepmem.restore import restore_messages
 from deepmem.sessionio import read_session
 from deepmem.support import quoted_lines, sed_patterns, step_support
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Settings
-from deepmem.working_set import FILE_TOKENS, WorkingSetBuilder, hot_steps, is_vendored
+from deepmem.working_set import FILE_TOKENS, WorkingSetBuilder, is_vendored
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SESSIONS = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted(
@@ -217,8 +217,9 @@ def worked_on(later: list[dict], steps: int) -> list[dict]:
 
 def test_hot_steps_weigh_renting_a_view_against_reading_it_again() -> None:
     assert estimate_tokens(BIG) > 4 * FILE_TOKENS
-    assert [hot_steps(FAMILIES[name].read) for name in ("anthropic", "openai", "gemini")] == [13, 10, 4]
-    assert hot_steps(0.0) == hot_steps(0.001) > 13
+    assert [FAMILIES[name].rent_steps for name in ("anthropic", "openai", "gemini")] == [13, 10, 4]
+    free, nearly = (PriceModel("free", 1.0, 0.0, 1.0, 300), PriceModel("nearly", 1.0, 0.001, 1.0, 300))
+    assert free.rent_steps == nearly.rent_steps > 13
 
 
 def test_a_whole_file_read_stays_whole_while_its_file_is_worked_on_then_is_cut() -> None:
@@ -294,7 +295,7 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     prices = FAMILIES["anthropic"]
     sizes = step_sizes(messages, digests, steps, Settings(), prices)
     view = min(estimate_tokens(BIG), whole_view_tokens(Settings()))
-    last = 2 + hot_steps(prices.read) - Settings().tail_steps  # the last boundary whose jump still finds it hot
+    last = 2 + prices.rent_steps - Settings().tail_steps  # the last boundary whose jump still finds it hot
     assert sizes.probed[last] >= view > sizes.probed[last + 1]
     again = step_sizes(messages[:20], digests[:20], steps[:20], Settings(), prices)
     assert again.probed == sizes.probed[: len(again.probed)]
