@@ -13,28 +13,25 @@ from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.text.fields import main_text
-from deepmem.toolcalls.kinds import PROTECTED_TOOLS, tool_kind
+from deepmem.toolcalls.kinds import PROTECTED_TOOLS, kind_routes, tool_kind
 from deepmem.toolcalls.touches import SHELL_TOOLS
 from deepmem.types import Context, Part
 
 ROUTES: dict[str, tuple[str, ...]] = {
+    **kind_routes(),
     "reasoning": ("reasoning",),
     "text": ("system_blocks", "thinking", "prose"),
     "tool:error": ("errored_inputs", "tool_errors"),
     "duplicate": ("duplicates",),
-    "read": ("system_blocks", "file_reads"),
     "stale-read": ("system_blocks", "stale_reads"),
     "working": ("system_blocks", "working_outputs"),
-    "search": ("system_blocks", "search_results"),
     "json": ("json_arrays", "command_output"),
-    "command": ("system_blocks", "command_output"),
-    "task": ("system_blocks", "subagent"),
-    "skill": ("skills",),
     "input": ("long_inputs",),
     "capture": ("capture",),
     "capture:shell": ("capture", "long_inputs"),
 }
-"""Route key → the compressors that see such a part, in order (each names a module of this package)."""
+"""Route key → the compressors that see such a part, in order (each names a module of this package): the
+output kinds of the tool table (`deepmem.toolcalls.kinds`), then the refined kinds and the other parts."""
 
 REGISTRY = {
     name: importlib.import_module(f"{__name__}.{name}")

@@ -24,7 +24,6 @@ from deepmem.toolcalls.kinds import tool_kind
 from deepmem.types import Context, Part, Result
 
 NAME = "capture"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

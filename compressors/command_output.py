@@ -7,7 +7,6 @@ from deepmem.text.patterns import command_key_lines
 from deepmem.types import Context, Part, Result
 
 NAME = "command_output"
-TOOLS: tuple[str, ...] = ("bash",)
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

@@ -7,7 +7,6 @@ from deepmem.text.fields import main_text, with_main_text
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "duplicates"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = True
 """Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 

@@ -8,7 +8,6 @@ from deepmem.markers import shown_key
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "errored_inputs"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

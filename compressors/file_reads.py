@@ -18,7 +18,6 @@ from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Facts, Part, Result
 
 NAME = "file_reads"
-TOOLS: tuple[str, ...] = ("read",)
 READS_FACTS = True
 """Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 

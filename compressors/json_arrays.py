@@ -18,7 +18,6 @@ from deepmem.text.lines import worth_cutting
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "json_arrays"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

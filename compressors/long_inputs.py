@@ -18,11 +18,9 @@ from typing import Any
 
 from deepmem.text.lines import Budget, by_tier, shorten_string
 from deepmem.tokens import estimate_tokens
-from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS
 from deepmem.types import Context, Original, Part, Result
 
 NAME = "long_inputs"
-TOOLS: tuple[str, ...] = tuple(sorted(SHELL_TOOLS | FILE_TOOLS))
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

@@ -24,7 +24,6 @@ from deepmem.text.patterns import HEADER, SCAN_CHARS, fold, lines_holding, names
 from deepmem.types import Context, Original, Part, Result, Tier, cache_key
 
 NAME = "prose"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "reasoning"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

@@ -17,7 +17,6 @@ from deepmem.text.lines import Budget, by_tier, clip, worth_cutting
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "search_results"
-TOOLS: tuple[str, ...] = ("grep", "glob", "list")
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

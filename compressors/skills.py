@@ -11,7 +11,6 @@ from deepmem.text.patterns import HEADER, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "skills"
-TOOLS: tuple[str, ...] = ("skill",)
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

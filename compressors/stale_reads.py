@@ -10,7 +10,6 @@ from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Part, Result
 
 NAME = "stale_reads"
-TOOLS: tuple[str, ...] = ("read",)
 READS_FACTS = True
 """Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 

@@ -11,7 +11,6 @@ from deepmem.text.patterns import ERROR_LINE, HEADER, PATH, lines_matching
 from deepmem.types import Context, Part, Result
 
 NAME = "subagent"
-TOOLS: tuple[str, ...] = ("task",)
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

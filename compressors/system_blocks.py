@@ -8,7 +8,6 @@ from deepmem.text.fields import cut_blocks, main_text
 from deepmem.types import Context, Part, Result
 
 NAME = "system_blocks"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

@@ -7,7 +7,6 @@ from deepmem.text.fields import main_text, with_main_text
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "tool_errors"
-TOOLS: tuple[str, ...] = ()
 READS_FACTS = False
 """Its result depends only on the part, tier, settings and copied lines, so the pipeline may reuse it."""
 

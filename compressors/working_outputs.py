@@ -21,7 +21,6 @@ from deepmem.toolcalls.touches import shows
 from deepmem.types import Context, Part, Result
 
 NAME = "working_outputs"
-TOOLS: tuple[str, ...] = ("read", "bash")
 READS_FACTS = True
 """Its result depends on the history (`ctx.facts`), so the pipeline never reuses it across batches."""
 

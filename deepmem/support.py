@@ -10,9 +10,10 @@ shows it. Without compression every quoted line is supported by construction.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from deepmem.context import context_units
+from deepmem.toolcalls.kinds import tool_row
 from deepmem.types import Message, Part
 
 MIN_CHARS = 16
@@ -36,20 +37,42 @@ def patch_lines(patch: str) -> Iterator[str]:
             yield line[1:]
 
 
+def replaced_lines(inputs: dict) -> Iterator[str]:
+    """The lines an edit replaces (`oldString`, of each of its `edits` when it has several)."""
+    edits = inputs.get("edits") if isinstance(inputs.get("edits"), list) else [inputs]
+    for edit in edits:
+        if isinstance(edit, dict) and isinstance(edit.get("oldString"), str):
+            yield from edit["oldString"].split("\n")
+
+
+def applied_patch_lines(inputs: dict) -> Iterator[str]:
+    """The lines a patch expects to find (`patchText`)."""
+    if isinstance(inputs.get("patchText"), str):
+        yield from patch_lines(inputs["patchText"])
+
+
+def command_lines(inputs: dict) -> Iterator[str]:
+    """The lines of a command, and the patterns of its `sed` substitutions."""
+    if isinstance(inputs.get("command"), str):
+        yield from inputs["command"].split("\n")
+        yield from sed_patterns(inputs["command"])
+
+
+QUOTE_READERS: dict[str, Callable[[dict], Iterator[str]]] = {
+    "replaced": replaced_lines,
+    "patch": applied_patch_lines,
+    "command": command_lines,
+}
+"""How a tool's input may copy earlier output (the tool table's `quotes`) → the lines to look for."""
+
+
 def input_lines(part: Part) -> Iterator[str]:
     """Every line of a tool call's input that may copy earlier output."""
     inputs = (part.get("state") or {}).get("input")
     if not isinstance(inputs, dict):
         return
-    edits = inputs.get("edits") if isinstance(inputs.get("edits"), list) else [inputs]
-    for edit in edits:
-        if isinstance(edit, dict) and isinstance(edit.get("oldString"), str):
-            yield from edit["oldString"].split("\n")
-    if isinstance(inputs.get("patchText"), str):
-        yield from patch_lines(inputs["patchText"])
-    if isinstance(inputs.get("command"), str):
-        yield from inputs["command"].split("\n")
-        yield from sed_patterns(inputs["command"])
+    for way in tool_row(str(part.get("tool", ""))).quotes:
+        yield from QUOTE_READERS[way](inputs)
 
 
 def candidate_lines(message: Message) -> list[str]:

@@ -12,6 +12,7 @@ from deepmem.history import whole_view_tokens
 from deepmem.markers import marker_keys, shown_key
 from deepmem.text.fields import main_text
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls import kinds
 from deepmem.toolcalls.paths import by_file_name
 from deepmem.types import Context, Facts, Part, Settings, Tier
 
@@ -365,9 +366,19 @@ def test_capture_cuts_a_ten_megabyte_line() -> None:
 
 
 def test_registry_and_routes_agree() -> None:
-    """Every compressor module exposes NAME, TOOLS and compress; every route names a registered one."""
+    """Every compressor module exposes NAME, READS_FACTS and compress; every route names a registered one."""
     assert len(REGISTRY) >= 16
     for name, module in REGISTRY.items():
-        assert module.NAME == name and isinstance(module.TOOLS, tuple) and callable(module.compress)
+        assert module.NAME == name and isinstance(module.READS_FACTS, bool) and callable(module.compress)
     routed = {name for names in ROUTES.values() for name in names}
     assert routed == set(REGISTRY)
+
+
+def test_a_tool_kind_routes_the_same_way_in_every_row_of_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new tool of a new kind is one row (kind, compressors, touches, quotes) plus its compressor."""
+    assert {kind: ROUTES[kind] for kind in ("read", "search", "command", "task", "skill")} == kinds.kind_routes()
+    monkeypatch.setitem(kinds.TOOLS, "webfetch", kinds.Tool("web", ("system_blocks", "command_output")))
+    assert kinds.kind_routes()["web"] == ("system_blocks", "command_output")
+    monkeypatch.setitem(kinds.TOOLS, "websearch", kinds.Tool("web", ("command_output",)))
+    with pytest.raises(ValueError, match="websearch routes kind 'web'"):
+        kinds.kind_routes()

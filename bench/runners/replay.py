@@ -103,7 +103,7 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
     baseline = totals["none"]
     seconds.sort()
     return {
-        "corpus": str(paths[0].parent) if paths else "",
+        "corpus": corpus_name(paths[0].parent) if paths else "",
         "price_models": [msgspec.to_builtins(model) for model in models],
         "sessions": sessions,
         "totals": {

@@ -1,5 +1,6 @@
-"""The tool table: per tool, what kind of output it gives, what it touches, and whether its
-output is protected from compression. Every other list of tools is derived from it."""
+"""The tool table: per tool, what kind of output it gives and which compressors see it, what
+its input touches and quotes, and whether its output is protected from compression. Every
+other list of tools, and the routes of tool outputs, are derived from it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import NamedTuple
 from deepmem.toolcalls.shell import command_kind
 from deepmem.types import Part
 
+READ_ROUTE = ("system_blocks", "file_reads")
+SEARCH_ROUTE = ("system_blocks", "search_results")
+COMMAND_ROUTE = ("system_blocks", "command_output")
+
 
 class Tool(NamedTuple):
     """One row of the tool table."""
@@ -15,34 +20,57 @@ class Tool(NamedTuple):
     kind: str
     """Kind of output (a route key): `read`, `search`, `task`, `skill`, `command`; '' for a
     shell whose kind is read from its command."""
+    route: tuple[str, ...] = ()
+    """The compressors that see an old output of this kind, in order (modules of
+    `deepmem.compressors`); every row of a kind names the same ones."""
     touches: str = ""
     """What its input acts on: `read`, `edit`, `write` or `patch` a file, or run a `shell`
     command ('' for nothing)."""
+    quotes: tuple[str, ...] = ()
+    """How its input may copy earlier output (`deepmem.support`): `replaced` text of an edit,
+    the `patch` it applies, the `command` it runs."""
     protected: bool = False
     """Its output is never compressed (a file tool's only confirms the change and carries the
     diagnostics the model reads next)."""
 
 
 TOOLS: dict[str, Tool] = {
-    "read": Tool("read", "read"),
-    "grep": Tool("search"),
-    "glob": Tool("search"),
-    "list": Tool("search"),
-    "task": Tool("task"),
-    "skill": Tool("skill"),
-    "bash": Tool("", "shell"),
-    "shell": Tool("command", "shell"),
-    "edit": Tool("command", "edit", protected=True),
-    "multiedit": Tool("command", "edit", protected=True),
-    "write": Tool("command", "write", protected=True),
-    "patch": Tool("command", "patch", protected=True),
-    "apply_patch": Tool("command", "patch", protected=True),
-    "question": Tool("command", protected=True),
-    "todowrite": Tool("command", protected=True),
-    "deep_expand": Tool("command", protected=True),
+    "read": Tool("read", READ_ROUTE, "read"),
+    "grep": Tool("search", SEARCH_ROUTE),
+    "glob": Tool("search", SEARCH_ROUTE),
+    "list": Tool("search", SEARCH_ROUTE),
+    "task": Tool("task", ("system_blocks", "subagent")),
+    "skill": Tool("skill", ("skills",)),
+    "bash": Tool("", (), "shell", ("command",)),
+    "shell": Tool("command", COMMAND_ROUTE, "shell", ("command",)),
+    "edit": Tool("command", COMMAND_ROUTE, "edit", ("replaced",), protected=True),
+    "multiedit": Tool("command", COMMAND_ROUTE, "edit", ("replaced",), protected=True),
+    "write": Tool("command", COMMAND_ROUTE, "write", protected=True),
+    "patch": Tool("command", COMMAND_ROUTE, "patch", ("patch",), protected=True),
+    "apply_patch": Tool("command", COMMAND_ROUTE, "patch", ("patch",), protected=True),
+    "question": Tool("command", COMMAND_ROUTE, protected=True),
+    "todowrite": Tool("command", COMMAND_ROUTE, protected=True),
+    "deep_expand": Tool("command", COMMAND_ROUTE, protected=True),
 }
-"""Tool name → its row; a tool not named here gives `command` output, touches nothing and is not
-protected (every `memory_*` tool is protected besides, see `compressors.is_protected_tool`)."""
+"""Tool name → its row (every `memory_*` tool is protected besides, see `compressors.is_protected_tool`)."""
+
+UNKNOWN_TOOL = Tool("command", COMMAND_ROUTE, quotes=("replaced", "patch", "command"))
+"""A tool not named in the table: `command` output, touches nothing, not protected, and its
+input read for quotes every way there is."""
+
+
+def tool_row(tool: str) -> Tool:
+    """The table's row for a tool name (`UNKNOWN_TOOL` for one it does not name)."""
+    return TOOLS.get(tool, UNKNOWN_TOOL)
+
+
+def kind_routes() -> dict[str, tuple[str, ...]]:
+    """Output kind → its compressors, from the table (a kind whose rows disagree is an error)."""
+    routes: dict[str, tuple[str, ...]] = {}
+    for name, tool in TOOLS.items():
+        if tool.kind and routes.setdefault(tool.kind, tool.route) != tool.route:
+            raise ValueError(f"tool table: {name} routes kind {tool.kind!r} unlike the rows before it")
+    return routes
 
 
 def tools_that(touches: str) -> frozenset[str]:
@@ -56,9 +84,7 @@ PROTECTED_TOOLS = frozenset(name for name, tool in TOOLS.items() if tool.protect
 
 def tool_kind(part: Part) -> str:
     """The output kind of a tool part from the table, or for a shell from its command."""
-    tool = TOOLS.get(str(part.get("tool", "")))
-    if tool is None:
-        return "command"
+    tool = tool_row(str(part.get("tool", "")))
     if tool.kind:
         return tool.kind
     command = ((part.get("state") or {}).get("input") or {}).get("command")
