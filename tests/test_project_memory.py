@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from deepmem.bridge.tools import run_tool
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.checkpoints.dream import dream
 from deepmem.extractors.calls import build_timeline
@@ -337,3 +338,17 @@ def test_resume_offers_the_earlier_sessions_that_changed_the_same_files(root: Pa
     assert "Make the checkpoint command print its id" in related and "session listing" not in related
     work(root, 3, "Write the changelog", ("CHANGELOG.md",))
     assert "## Related earlier sessions" not in (resume_block(root) or "")
+
+
+def test_a_search_naming_a_file_says_what_past_sessions_changed_with_it(root: Path) -> None:
+    """Files changed in the same sessions twice or more change together; once is chance. The model's
+    memory_search shows it after the hits."""
+    work(root, 0, "Make the checkpoint command print its id", ("cmd/checkpoint.go", "cmd/id.go", "cmd/sessions.go"))
+    work(root, 1, "Checkpoint ids get a short form", ("cmd/checkpoint.go", "cmd/id.go", "cmd/id_test.go"))
+    work(root, 2, "Speed up the session listing", ("cmd/sessions.go",))
+    line = api.together(root, "why does `cmd/checkpoint.go` print the long id?")
+    assert line == "`cmd/checkpoint.go` changed together with `cmd/id.go` (2 sessions)"
+    assert api.together(root, "checkpoint.go again") == line, "a file is named by its name too"
+    assert api.together(root, "what about sessions.go") == "" and api.together(root, "no file here") == ""
+    shown = run_tool(root, "memory_search", {"query": "the id in checkpoint.go"}, lambda key, lines: "")
+    assert shown.endswith("In past sessions:\n" + line)

@@ -90,7 +90,9 @@ def run_tool(
     match call:
         case SearchArgs(query=query, k=k, scope=scope):
             hits = features.feature(memory, "search")(root, query, k=k, scope=scope, track=True)
-            return str(features.feature(memory, "format_hits")(hits))
+            found = str(features.feature(memory, "format_hits")(hits))
+            together = features.optional_feature(memory, "together", root, query) if scope != "global" else None
+            return f"{found}\n\nIn past sessions:\n{together}" if together else found
         case StoreArgs(text=text, type=kind_of_entry, scope=scope):
             return describe(features.feature(memory, "store")(root, text, type=kind_of_entry, scope=scope))
         case ForgetArgs(target=target, scope=scope):

@@ -14,7 +14,15 @@ import msgspec
 
 from deepmem.memory import inject
 from deepmem.memory.entries import CONTROL, MAX_ENTRY_CHARS, Entry
-from deepmem.memory.episodes import CHANGED, WORKED, definitions, episodes_path, sessions_with, weighted
+from deepmem.memory.episodes import (
+    CHANGED,
+    WORKED,
+    changed_together,
+    definitions,
+    episodes_path,
+    sessions_with,
+    weighted,
+)
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of
 from deepmem.memory.query import clean_query, file_names, query_words
 from deepmem.memory.staleness import file_hash, marked, read_hashes
@@ -95,6 +103,13 @@ def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
                                  "similarity": hit.similarity, "similarity_rank": hit.similarity_rank}
         results.append(result)
     return results
+
+
+def together(root: Root, query: str) -> str:
+    """What the project's history says changes together with the files a query names ('' when nothing does)."""
+    words = query_words(query)
+    found = changed_together(root, lambda path: bool(file_names(f"`{path}`") & words))
+    return inject.together_text(found)
 
 
 def forget(root: Root, target: str, scope: str = "project", yes: bool = True) -> dict[str, Any]:

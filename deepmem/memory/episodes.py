@@ -12,6 +12,7 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from deepmem.disk import locked
@@ -30,6 +31,8 @@ HALF_LIFE = 3
 """Sessions after which an episode's weight in the sums halves: work moves on. Chosen among 3, 5, 10 and 20 on the
 first half of the claude-entire history (hot files named that the next session touches: 0.20 at 3, 0.17 at 10);
 its second half agrees (0.185 at 3, 0.176 at 10)."""
+MIN_TOGETHER = 2
+"""Recent sessions that changed both files before two files count as changing together (once is chance)."""
 
 
 def episodes_path(root: str | os.PathLike[str]) -> Path:
@@ -95,6 +98,19 @@ def definitions(root: str | os.PathLike[str]) -> dict[str, list[str]]:
                     if name not in found.setdefault(path, []):
                         found[path].append(name)
     return found
+
+
+def changed_together(root: str | os.PathLike[str], wanted: Callable[[str], bool]) -> dict[str, Counter[str]]:
+    """For each file recent episodes changed that `wanted` picks, the other files changed in the same
+    sessions, in at least MIN_TOGETHER of them, with how many."""
+    together: dict[str, Counter[str]] = {}
+    for entry in episodes(root)[-RECENT:]:
+        files = list(dict.fromkeys(field(entry.text, CHANGED)))
+        for path in filter(wanted, files):
+            together.setdefault(path, Counter()).update(other for other in files if other != path)
+    found = {path: Counter({other: count for other, count in others.items() if count >= MIN_TOGETHER})
+             for path, others in together.items()}
+    return {path: others for path, others in found.items() if others}
 
 
 def related(root: str | os.PathLike[str], count: int = 2) -> list[Entry]:

@@ -130,6 +130,19 @@ def whisper_text(hits: list[tuple[Entry, float]], now: datetime, shown: int = WH
     ) + "\n</deep-memory-recall>"
 
 
+MAX_TOGETHER = 4
+"""Files named as changing together with one a query names."""
+
+
+def together_text(found: dict[str, Counter[str]]) -> str:
+    """One line per file: the files past sessions changed with it, most often first ('' for none)."""
+    lines = []
+    for path, others in sorted(found.items()):
+        ranked = sorted(others.items(), key=lambda pair: (-pair[1], pair[0]))[:MAX_TOGETHER]
+        lines.append(f"`{path}` changed together with " + ", ".join(f"`{other}` ({count} sessions)" for other, count in ranked))
+    return "\n".join(lines)
+
+
 def format_hits(hits: Iterable[dict[str, Any]], now: datetime) -> str:
     """Search results as compact text for the model (the memory_search tool result), ages relative to `now`."""
     hits = list(hits)
