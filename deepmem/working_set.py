@@ -21,8 +21,10 @@ leaves the set after it became old is cut at the first jump where that pays
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or the todo list named it; its views
 stay whole until `PriceModel.rent_steps` steps pass without a touch (a read, an edit, a naming). A file
-read once and not yet edited may be about to be: its view stays whole for the young
-steps' span after the read (`tail_steps`). An agent reads a whole file and copies its
+read once and not yet edited may be about to be: its view stays whole after the read for
+as many steps as the rent is worth it at the odds that it will be, the rent horizon times
+the share of the files this session read once that it went on to edit (a half before it
+has read any), and at least the young steps' span (`tail_steps`). An agent reads a whole file and copies its
 lines into the edits that follow, often several steps later; a view cut in the middle
 makes such an edit fail and the file be read again. The time comes from the prices, as a
 rent against a purchase: keeping a view costs its tokens at the cache-read price on every
@@ -36,6 +38,7 @@ set (`deepmem.releases`).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -63,7 +66,7 @@ HOT_STEPS = FAMILIES["anthropic"].rent_steps
 """Steps a view of a file worked on stays whole after the file's last touch, at Anthropic's
 prices (`PriceModel.rent_steps`: 13)."""
 FRESH_STEPS = Settings().tail_steps
-"""Steps a view of a file read once and not yet edited stays whole: the young steps' span."""
+"""Steps a view of a file read once and not yet edited stays whole at least: the young steps' span."""
 
 
 UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
@@ -134,6 +137,10 @@ class WorkingSetBuilder:
         """File name → how many views of files of that name were read."""
         self.outputs: dict[str, str] = {}
         """Part id → output text, for every view."""
+        self.read_once: set[str] = set()
+        """Names of the files read before they were worked on."""
+        self.read_once_edited = 0
+        """How many of those the agent went on to edit."""
         self.left: dict[str, int] = {}
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
 
@@ -152,6 +159,8 @@ class WorkingSetBuilder:
         path = source[0]
         self.changed.add(file_name(path))
         self.touch((file_name(path),), step)
+        if not self.worked_on(file_name(path)):
+            self.read_once.add(file_name(path))
         self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [(source, part_id, output)], None
@@ -178,6 +187,8 @@ class WorkingSetBuilder:
 
     def add_edit(self, path: str) -> None:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
+        if file_name(path) in self.read_once and file_name(path) not in self.edited:
+            self.read_once_edited += 1
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
         self.touch((file_name(path),), self.step)
@@ -244,14 +255,20 @@ class WorkingSetBuilder:
             recent.setdefault(name, self.touched[name])
         return recent
 
+    def fresh_steps(self) -> int:
+        """Steps a view of a file read once stays whole: the rent horizon (`hot`) times the odds,
+        so far in this session, that a file read once gets edited (a half before any), at least `fresh`."""
+        odds = (self.read_once_edited + 1) / (len(self.read_once) + 2)
+        return max(self.fresh, math.ceil(self.hot * odds))
+
     def keep_whole(self) -> None:
         """Choose the views kept whole now, and note when the others stopped being whole: the
         working-set views of files worked on and touched within the last `hot` steps, or read
-        once within the last `fresh` (about to be edited), newest touch first while they fit."""
+        once within the last `fresh_steps` (about to be edited), newest touch first while they fit."""
         hot = sorted(
             (touch, name)
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
-            if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
+            if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh_steps())
         )
         whole: set[str] = set()
         room = self.whole_budget

@@ -235,6 +235,21 @@ def test_a_file_named_by_the_todo_list_keeps_its_view_whole_longer_than_one_read
     assert first_read_after_plan(worked_on([], 14)) != BIG
 
 
+def test_a_file_read_once_stays_whole_while_the_odds_that_it_gets_edited_pay_the_rent() -> None:
+    """The rent horizon times the share of files read once that this session went on to edit
+    (a half before any), never under the young steps' span."""
+    builder = WorkingSetBuilder(hot=13, fresh=4)
+    assert builder.fresh_steps() == 7
+    for number in range(8):
+        builder.add_read((f"/p/app/m{number}.py", 1), f"prt_{number}", "x = 1")
+    assert builder.fresh_steps() == 4, "ceil(13 × 1/10) is under the young steps' span"
+    for number in range(6):
+        builder.add_edit(f"/p/app/m{number}.py")
+    builder.add_edit("/p/app/m0.py")
+    builder.add_edit("/p/app/never_read.py")
+    assert builder.fresh_steps() == 10, "ceil(13 × 7/10): a file edited twice, or never read first, counts once or not"
+
+
 def test_views_kept_whole_fit_in_a_share_of_the_window() -> None:
     messages = worked_on([tool(2, "read", BIG, filePath="/p/app/other.py")], 2)
     builder = FactsBuilder(WorkingSetBuilder(whole=estimate_tokens(BIG) + 10))
