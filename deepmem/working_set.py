@@ -19,12 +19,12 @@ leaves the set after it became old is cut at the first jump where that pays
 (`deepmem.releases`).
 
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
-once the agent edited it, read it again, or the user or the todo list named it; its views
+once the agent edited it, read it again, or the user or an open item of the todo list named
+it, by its name or by a code name (`humanModified`) that only it shows among the files
+read; its views
 stay whole until `PriceModel.rent_steps` steps pass without a touch (a read, an edit, a naming). A file
-read once and not yet edited may be about to be: its view stays whole after the read for
-as many steps as the rent is worth it at the odds that it will be, the rent horizon times
-the share of the files this session read once that it went on to edit (a half before it
-has read any), and at least the young steps' span (`tail_steps`). An agent reads a whole file and copies its
+read once and not yet edited may be about to be: its view stays whole for the young
+steps' span after the read (`tail_steps`). An agent reads a whole file and copies its
 lines into the edits that follow, often several steps later; a view cut in the middle
 makes such an edit fail and the file be read again. The time comes from the prices, as a
 rent against a purchase: keeping a view costs its tokens at the cache-read price on every
@@ -38,7 +38,6 @@ set (`deepmem.releases`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -66,12 +65,18 @@ HOT_STEPS = FAMILIES["anthropic"].rent_steps
 """Steps a view of a file worked on stays whole after the file's last touch, at Anthropic's
 prices (`PriceModel.rent_steps`: 13)."""
 FRESH_STEPS = Settings().tail_steps
-"""Steps a view of a file read once and not yet edited stays whole at least: the young steps' span."""
+"""Steps a view of a file read once and not yet edited stays whole: the young steps' span."""
 
 
 UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
+CODE_NAME = re.compile(r"\b(?:[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
+"""Words of user text or a todo item that look like code names: `humanModified`, `PromptAttribution`, `added_lines`."""
+MIN_CODE_NAME = 8
+"""Shorter code names (`getId`, `to_str`) are shown by too many files to say which one is meant."""
+DONE = ("completed", "cancelled")
+"""Todo items in these states no longer name what is being worked on."""
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""
 
 
@@ -92,6 +97,19 @@ def input_signature(part: Part) -> str | None:
         )
     except TypeError:
         return None
+
+
+def named_code(text: str) -> set[str]:
+    """Code names that a user message or todo item mentions."""
+    return {word for word in CODE_NAME.findall(text) if len(word) >= MIN_CODE_NAME}
+
+
+def open_todo_text(inputs: dict) -> str:
+    """What the items of a todo list not yet done say."""
+    todos = inputs.get("todos")
+    items = [item for item in todos if isinstance(item, dict)] if isinstance(todos, list) else []
+    return "\n".join(str(item.get(key) or "") for item in items if item.get("status") not in DONE
+                     for key in ("content", "activeForm"))
 
 
 def named_files(text: str) -> set[str]:
@@ -137,20 +155,30 @@ class WorkingSetBuilder:
         """File name → how many views of files of that name were read."""
         self.outputs: dict[str, str] = {}
         """Part id → output text, for every view."""
-        self.read_once: set[str] = set()
-        """Names of the files read before they were worked on."""
-        self.read_once_edited = 0
-        """How many of those the agent went on to edit."""
+        self.code_names: dict[str, set[str]] = {}
+        """Code name the user or the todo list named → names of the files whose views show it."""
+        self.sole_holders: set[str] = set()
+        """Names of the files that alone show some code name named."""
         self.left: dict[str, int] = {}
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
 
     def add_named(self, text: str) -> None:
-        """Note the files a user message or a todo list names."""
+        """Note the files a user message or a todo list names: by their names, or by a code name
+        that only one of the files read shows (the file a request about that name is about)."""
         names = named_files(text)
         new = names - self.named
         self.named |= new
         self.changed |= new
-        self.touch(names, self.step)
+        words = named_code(text)
+        for word in words - self.code_names.keys():
+            self.code_names[word] = {name for name, views in self.reads.items() if any(word in view[2] for view in views)}
+        self.note_sole_holders()
+        held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
+        self.touch(names | held, self.step)
+
+    def note_sole_holders(self) -> None:
+        """Recount the files that alone show some code name named."""
+        self.sole_holders = {next(iter(names)) for names in self.code_names.values() if len(names) == 1}
 
     def add_read(self, source: tuple[str, int], part_id: str, output: str, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
@@ -159,9 +187,12 @@ class WorkingSetBuilder:
         path = source[0]
         self.changed.add(file_name(path))
         self.touch((file_name(path),), step)
-        if not self.worked_on(file_name(path)):
-            self.read_once.add(file_name(path))
         self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
+        shown = [word for word in self.code_names if word in output]
+        for word in shown:
+            self.code_names[word].add(file_name(path))
+        if shown:
+            self.note_sole_holders()
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [(source, part_id, output)], None
         for view in reversed(views):
@@ -187,8 +218,6 @@ class WorkingSetBuilder:
 
     def add_edit(self, path: str) -> None:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
-        if file_name(path) in self.read_once and file_name(path) not in self.edited:
-            self.read_once_edited += 1
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
         self.touch((file_name(path),), self.step)
@@ -199,7 +228,7 @@ class WorkingSetBuilder:
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
         if part.get("tool") == "todowrite":
-            self.add_named(orjson.dumps(inputs).decode())
+            self.add_named(open_todo_text(inputs))
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":
             output = str(state.get("output") or "")
@@ -237,8 +266,10 @@ class WorkingSetBuilder:
         return frozenset(ids)
 
     def worked_on(self, name: str) -> bool:
-        """Whether files called `name` were edited, named by the user or the todo list, or read again."""
-        return name in self.edited or name in self.named or self.read_counts.get(name, 0) > 1
+        """Whether files called `name` were edited, named by the user or the todo list (by name, or by a
+        code name only they show), or read again."""
+        return (name in self.edited or name in self.named or self.read_counts.get(name, 0) > 1
+                or name in self.sole_holders)
 
     def touch(self, names: Iterable[str], step: int) -> None:
         """Note that files of these names were read, edited or named at `step`."""
@@ -255,20 +286,14 @@ class WorkingSetBuilder:
             recent.setdefault(name, self.touched[name])
         return recent
 
-    def fresh_steps(self) -> int:
-        """Steps a view of a file read once stays whole: the rent horizon (`hot`) times the odds,
-        so far in this session, that a file read once gets edited (a half before any), at least `fresh`."""
-        odds = (self.read_once_edited + 1) / (len(self.read_once) + 2)
-        return max(self.fresh, math.ceil(self.hot * odds))
-
     def keep_whole(self) -> None:
         """Choose the views kept whole now, and note when the others stopped being whole: the
         working-set views of files worked on and touched within the last `hot` steps, or read
-        once within the last `fresh_steps` (about to be edited), newest touch first while they fit."""
+        once within the last `fresh` (about to be edited), newest touch first while they fit."""
         hot = sorted(
             (touch, name)
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
-            if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh_steps())
+            if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
         whole: set[str] = set()
         room = self.whole_budget

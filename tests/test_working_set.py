@@ -235,19 +235,21 @@ def test_a_file_named_by_the_todo_list_keeps_its_view_whole_longer_than_one_read
     assert first_read_after_plan(worked_on([], 14)) != BIG
 
 
-def test_a_file_read_once_stays_whole_while_the_odds_that_it_gets_edited_pay_the_rent() -> None:
-    """The rent horizon times the share of files read once that this session went on to edit
-    (a half before any), never under the young steps' span."""
-    builder = WorkingSetBuilder(hot=13, fresh=4)
-    assert builder.fresh_steps() == 7
-    for number in range(8):
-        builder.add_read((f"/p/app/m{number}.py", 1), f"prt_{number}", "x = 1")
-    assert builder.fresh_steps() == 4, "ceil(13 × 1/10) is under the young steps' span"
-    for number in range(6):
-        builder.add_edit(f"/p/app/m{number}.py")
-    builder.add_edit("/p/app/m0.py")
-    builder.add_edit("/p/app/never_read.py")
-    assert builder.fresh_steps() == 10, "ceil(13 × 7/10): a file edited twice, or never read first, counts once or not"
+def test_a_code_name_only_one_file_shows_names_that_file_while_the_item_naming_it_is_open() -> None:
+    """`compute_value` is shown by big.py alone: a todo item or a request naming it keeps big.py's
+    view whole like its name would; once the item is done, or once another file shows the name
+    too, it names nothing."""
+    def todo(status: str) -> dict:
+        return tool(2, "todowrite", "ok", todos=[{"content": "Make compute_value faster", "status": status}])
+
+    assert first_read_after_plan(worked_on([todo("in_progress")], 14)) == BIG
+    assert first_read_after_plan(worked_on([todo("completed")], 14)) != BIG
+    asked = worked_on([], 14)
+    asked[0]["parts"][0]["text"] = "Why is compute_value slow?"
+    assert first_read_after_plan(asked) == BIG
+    other = tool(2, "read", "total = compute_value(3, scale=1)", filePath="/p/app/other.py")
+    shared = worked_on([other, {**todo("in_progress"), "id": "prt_0003"}], 14)
+    assert first_read_after_plan(shared) != BIG
 
 
 def test_views_kept_whole_fit_in_a_share_of_the_window() -> None:
