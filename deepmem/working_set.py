@@ -99,9 +99,10 @@ def input_signature(part: Part) -> str | None:
         return None
 
 
-def named_code(text: str) -> set[str]:
-    """Code names that a user message or todo item mentions."""
-    return {word for word in CODE_NAME.findall(text) if len(word) >= MIN_CODE_NAME}
+@lru_cache(maxsize=1024)
+def named_code(text: str) -> frozenset[str]:
+    """Code names that a user message or todo item mentions (memoized: a history is folded again at every step)."""
+    return frozenset(word for word in CODE_NAME.findall(text) if len(word) >= MIN_CODE_NAME)
 
 
 def open_todo_text(inputs: dict) -> str:
@@ -112,9 +113,10 @@ def open_todo_text(inputs: dict) -> str:
                      for key in ("content", "activeForm"))
 
 
-def named_files(text: str) -> set[str]:
-    """File names (last path component) that a user message or todo item mentions."""
-    return {file_name(word.rstrip(".")) for word in PATH_WORD.findall(text)}
+@lru_cache(maxsize=1024)
+def named_files(text: str) -> frozenset[str]:
+    """File names (last path component) that a user message or todo item mentions (memoized, as `named_code`)."""
+    return frozenset(file_name(word.rstrip(".")) for word in PATH_WORD.findall(text))
 
 
 class WorkingSetBuilder:
@@ -170,9 +172,11 @@ class WorkingSetBuilder:
         self.named |= new
         self.changed |= new
         words = named_code(text)
-        for word in words - self.code_names.keys():
+        new_words = words - self.code_names.keys()
+        for word in new_words:
             self.code_names[word] = {name for name, views in self.reads.items() if any(word in view[2] for view in views)}
-        self.note_sole_holders()
+        if new_words:
+            self.note_sole_holders()
         held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
         self.touch(names | held, self.step)
 
