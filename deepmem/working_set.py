@@ -21,10 +21,10 @@ leaves the set after it became old is cut at the first jump where that pays
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or an open item of the todo list named
 it, by its name or by a code name (`humanModified`) that only it shows among the files
-read; its views
-stay whole until `PriceModel.rent_steps` steps pass without a touch (a read, an edit, a naming). A file
-read once and not yet edited may be about to be: its view stays whole for the young
-steps' span after the read (`tail_steps`). An agent reads a whole file and copies its
+read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch (a
+read, an edit, a naming). A file read once and not yet edited may be about to be: its
+view stays whole for the young steps' span after the read (`tail_steps`). An agent reads
+a whole file and copies its
 lines into the edits that follow, often several steps later; a view cut in the middle
 makes such an edit fail and the file be read again. The time comes from the prices, as a
 rent against a purchase: keeping a view costs its tokens at the cache-read price on every
@@ -71,13 +71,13 @@ FRESH_STEPS = Settings().tail_steps
 UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
+"""Words of user text or a todo item that look like file names (`app/uploads.py`)."""
 CODE_NAME = re.compile(r"\b(?:[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b")
 """Words of user text or a todo item that look like code names: `humanModified`, `PromptAttribution`, `added_lines`."""
 MIN_CODE_NAME = 8
 """Shorter code names (`getId`, `to_str`) are shown by too many files to say which one is meant."""
 DONE = ("completed", "cancelled")
 """Todo items in these states no longer name what is being worked on."""
-"""Words of user text or a todo item that look like file names (`app/uploads.py`)."""
 
 
 @lru_cache(maxsize=4096)
