@@ -19,22 +19,20 @@ leaves the set after it became old is cut at the first jump where that pays
 (`deepmem.releases`).
 
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
-once the agent edited it, read it again, or the user or an open item of the todo list named
-it, by its name or by a code name (`humanModified`) that only it shows among the files
-read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch (a
-read, an edit, a naming). A file read once and not yet edited may be about to be: its
-view stays whole for the young steps' span after the read (`tail_steps`). An agent reads
-a whole file and copies its
-lines into the edits that follow, often several steps later; a view cut in the middle
-makes such an edit fail and the file be read again. The time comes from the prices, as a
-rent against a purchase: keeping a view costs its tokens at the cache-read price on every
-request, reading it again costs them at the cache-write price once, so after
-`write / read` requests without a touch (13 with Anthropic's prices, 10 with OpenAI's, 4
-with Gemini's) keeping it has cost as much as a re-read would. The views kept whole fit
-together in `deepmem.history.whole_view_tokens`, a share of the context window, the most
-recently touched first. A view that stops being whole is cut like a view that left the
-set (`deepmem.releases`).
-"""
+once the agent edited it, read it again, or the user or an open item of the todo list
+named it, by its name or by a code name (`humanModified`) that only it shows among the
+files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
+(a read, an edit, a naming). A file read once and not yet edited may be about to be: its
+view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
+whole file and copies its lines into the edits that follow, often several steps later; a
+view cut in the middle makes such an edit fail and the file be read again. The time comes
+from the prices, as a rent against a purchase: keeping a view costs its tokens at the
+cache-read price on every request, reading it again costs them at the cache-write price
+once, so after `write / read` requests without a touch (13 with Anthropic's prices, 10
+with OpenAI's, 4 with Gemini's) keeping it has cost as much as a re-read would. The views
+kept whole fit together in `deepmem.history.whole_view_tokens`, a share of the context
+window, the most recently touched first. A view that stops being whole is cut like a view
+that left the set (`deepmem.releases`). """
 
 from __future__ import annotations
 
