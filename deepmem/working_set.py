@@ -32,7 +32,8 @@ once, so after `write / read` requests without a touch (13 with Anthropic's pric
 with OpenAI's, 4 with Gemini's) keeping it has cost as much as a re-read would. The views
 kept whole fit together in `deepmem.history.whole_view_tokens`, a share of the context
 window, the most recently touched first. A view that stops being whole is cut like a view
-that left the set (`deepmem.releases`). """
+that left the set (`deepmem.releases`).
+"""
 
 from __future__ import annotations
 
