@@ -91,7 +91,7 @@ def run_tool(
         case SearchArgs(query=query, k=k, scope=scope):
             hits = features.feature(memory, "search")(root, query, k=k, scope=scope, track=True)
             found = str(features.feature(memory, "format_hits")(hits))
-            together = features.optional_feature(memory, "together", root, query) if scope != "global" else None
+            together = features.optional_feature(memory, "together", root, query, scope)
             return f"{found}\n\nIn past sessions:\n{together}" if together else found
         case StoreArgs(text=text, type=kind_of_entry, scope=scope):
             return describe(features.feature(memory, "store")(root, text, type=kind_of_entry, scope=scope))

@@ -124,7 +124,7 @@ def run_search(args: argparse.Namespace) -> int:
         print("   " + hit["text"].replace("\n", "\n   "))
         if args.explain:
             print(_explained(hit, rank))
-    together = api.together(args.root, args.query) if args.scope != "global" else ""
+    together = api.together(args.root, args.query, args.scope)
     if together:
         print("\nIn past sessions:\n" + together)
     return 0

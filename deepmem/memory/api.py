@@ -105,8 +105,11 @@ def search(root: Root, query: str, k: int = 5, scope: str = "all", explain: bool
     return results
 
 
-def together(root: Root, query: str) -> str:
-    """What the project's history says changes together with the files a query names ('' when nothing does)."""
+def together(root: Root, query: str, scope: str = "all") -> str:
+    """What the project's history says changes together with the files a query names ('' when nothing
+    does, or when the search is of the global scope only, which holds no project history)."""
+    if "project" not in scopes_of(scope):
+        return ""
     words = query_words(query)
     found = changed_together(root, lambda path: bool(file_names(f"`{path}`") & words))
     return inject.together_text(found)
