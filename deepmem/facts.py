@@ -7,6 +7,7 @@ compressed old content) stay the same until the boundary jumps.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from deepmem.toolcalls.paths import by_file_name
@@ -97,19 +98,19 @@ class FactsBuilder:
 
 
 class WholeViews:
-    """For the schedule: per step k, the tokens of the file views a boundary at k keeps whole
+    """For the schedule: per step k, the file views a boundary at k keeps whole
     (`deepmem.working_set`), what a jump there leaves in place. Whole-ness is read `ahead`
     steps later, at the step that jumps to k. Folded message by message, and extended while
     later histories start with the same messages."""
 
-    def __init__(self, working: WorkingSetBuilder, view_cap: int, ahead: int) -> None:
+    def __init__(self, working: WorkingSetBuilder, ahead: int) -> None:
         self.facts = FactsBuilder(working)
-        self.view_cap, self.ahead = view_cap, ahead
+        self.ahead = ahead
         self.digests: list[bytes | None] = []
         self.steps: list[int] = []
-        self.closed: list[tuple[tuple[int, int], ...]] = []
-        """Per step before the newest folded one: (view step, tokens) of each view kept whole
-        once its messages were all in."""
+        self.closed: list[tuple[tuple[int, int, str], ...]] = []
+        """Per step before the newest folded one: (view step, message index, part id) of each
+        view kept whole once its messages were all in."""
 
     def matches(self, digests: list[bytes | None]) -> bool:
         """Whether this fold is a prefix of a history with these message digests."""
@@ -123,19 +124,20 @@ class WholeViews:
         self.digests.append(digest)
         self.steps.append(step)
 
-    def views(self) -> tuple[tuple[int, int], ...]:
-        """(step, tokens up to the view cap) of each view kept whole as of the messages folded so far."""
+    def views(self) -> tuple[tuple[int, int, str], ...]:
+        """(step, message index, part id) of each view kept whole as of the messages folded so far."""
         working = self.facts.working
         working.snapshot()
         return tuple(
-            (self.steps[working.where[part_id]], min(working.view_tokens(part_id, working.outputs[part_id]), self.view_cap))
-            for part_id in sorted(working.whole)
+            (self.steps[working.where[part_id]], working.where[part_id], part_id) for part_id in sorted(working.whole)
         )
 
-    def per_step(self, steps: int) -> list[int]:
-        """Per step k = 0…steps: tokens of the views of steps ≤ k kept whole by the jump to k."""
+    def per_step(self, steps: int, extra: Callable[[int, str], int]) -> list[int]:
+        """Per step k = 0…steps: the tokens that keeping the views of steps ≤ k whole adds to the
+        jump to k (`extra`: what one view adds to its message's probe, by message index and part id)."""
         seen = [*self.closed, self.views()]
+        added = {(index, part_id): extra(index, part_id) for views in seen for _, index, part_id in views}
         return [
-            sum(tokens for step, tokens in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
+            sum(added[index, part_id] for step, index, part_id in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
             for k in range(steps + 1)
         ]

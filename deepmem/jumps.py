@@ -17,10 +17,10 @@ cold anyway: after a pause longer than its lifetime, or when the model changes, 
 whole request is written again whatever we do, so a deep cut costs nothing extra.
 
 Sizes are estimated tokens: the uncompressed history per step, and per message what
-its compressors would leave of it (`probed`). Every decision reads only the history up
-to its own step, so replaying the schedule at any later step, in the bridge or on an
-exported session, finds the same jumps: the same messages, prices and settings give
-the same bytes.
+its compressors would leave of it (`probed`; a file view the jump keeps whole counts
+whole, in place of its cut). Every decision reads only the history up to its own step,
+so replaying the schedule at any later step, in the bridge or on an exported session,
+finds the same jumps: the same messages, prices and settings give the same bytes.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Sizes(msgspec.Struct, frozen=True):
     tokens: tuple[int, ...]
     """Estimated tokens of the uncompressed messages of steps ≤ k."""
     probed: tuple[int, ...]
-    """The same messages as their compressors would leave them."""
+    """The same messages as their compressors would leave them, the views a jump to k keeps
+    whole counted whole."""
     cold: tuple[bool, ...]
     """The request of step k finds no cached prefix (a pause past the lifetime, a new model)."""
 

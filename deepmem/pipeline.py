@@ -359,9 +359,21 @@ class MessageTokens:
 
     def probe(self, index: int) -> int:
         """The message's probe (its compressors at its tier, no facts)."""
+        return sum(self.part_probes(index))
+
+    def part_probes(self, index: int) -> tuple[int, ...]:
+        """Per part of the message: its tokens as probed."""
         step = self.steps[index]
         tier = tier_for(self.totals[step], self.settings)
         return probe_tokens(self.messages[index], self.digests[index], step, tier, self.settings, self.settings_key)
+
+    def whole_extra(self, index: int, part_id: str, cap: int) -> int:
+        """Tokens a part kept whole (up to `cap` tokens) adds to its message's probe: its own probe
+        is already counted there."""
+        message = self.messages[index]
+        part_index = next(i for i, part in enumerate(message["parts"]) if str(part.get("id", "")) == part_id)
+        whole = message_sizes(message, self.digests[index]).parts[part_index][1]
+        return max(min(whole, cap) - self.part_probes(index)[part_index], 0)
 
     def saving(self, index: int) -> int:
         """Tokens a cut of the message saves on every later request (its probe against its whole text)."""
@@ -406,6 +418,8 @@ class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
     """Per stats kind: its counts in this message."""
     tokens: int
     signals: Signals
+    part_tokens: tuple[int, ...]
+    """Per part: its estimated tokens once compressed (as it is when left alone)."""
 
 
 def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
@@ -449,7 +463,7 @@ def compute_message(
             )
         return known
 
-    replaced, originals, failures, tokens = [], [], 0, 0
+    replaced, originals, failures, tokens, part_tokens = [], [], 0, 0, []
     rows: dict[str, KindStats] = {}
     part_sizes = message_sizes(message, digest).parts
     for part_index, part in enumerate(message["parts"]):
@@ -460,11 +474,12 @@ def compute_message(
         rows[kind] = rows[kind].plus(counts) if kind in rows else counts
         failures += outcome.failures
         tokens += 0 if is_nudge(part) else outcome.tokens[0]
+        part_tokens.append(outcome.tokens[1])
         if outcome.part is not None:
             replaced.append((part_index, outcome.part))
             originals.extend(outcome.originals)
     signals = Signals() if probing else message_signals(message, dict(replaced))
-    return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals)
+    return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals, tuple(part_tokens))
 
 
 def message_outcome(
@@ -639,7 +654,9 @@ def step_sizes(
     probed = [sizes.probe(index) for index in range(len(messages))]
     if cold is None:
         cold = cold_steps(messages, steps, count, prices)
-    whole = whole_views(messages, digests, steps, settings, prices).per_step(count)
+    cap = view_cap_tokens(settings)
+    folded = whole_views(messages, digests, steps, settings, prices)
+    whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
     old = running_totals(steps, probed, count)
     return Sizes(sizes.totals, tuple(cut + kept for cut, kept in zip(old, whole, strict=True)), cold)
 
@@ -656,7 +673,7 @@ def whole_views(
     key = (digests[0] if digests else None, settings, prices)
     folded = CACHES.whole.peek(key) if key[0] is not None else None
     if folded is None or not folded.matches(digests):
-        folded = WholeViews(working_set_builder(settings, prices), view_cap_tokens(settings), settings.tail_steps)
+        folded = WholeViews(working_set_builder(settings, prices), settings.tail_steps)
     for index in range(len(folded.digests), len(messages)):
         folded.fold(messages[index], digests[index], steps[index])
     if key[0] is not None:
@@ -666,16 +683,15 @@ def whole_views(
 
 def probe_tokens(
     message: Message, digest: bytes | None, step: int, tier: Tier, settings: Settings, settings_key: str
-) -> int:
-    """Estimated tokens of a message once old: its compressors at `tier` with no facts (memoized).
+) -> tuple[int, ...]:
+    """Estimated tokens of each part of a message once old: its compressors at `tier` with no facts (memoized).
 
     Taking every file read for one the agent still works on (as the working set often does)
     was measured too: it made the schedule so late that it cost more than the fixed one.
     """
 
-    def probe() -> int:
-        outcome = compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True)
-        return sum(row.tokens_after for _, row in outcome.rows)
+    def probe() -> tuple[int, ...]:
+        return compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True).part_tokens
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 

@@ -304,7 +304,7 @@ def test_claude_code_line_prefixes_name_file_lines() -> None:
 
 def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     """A jump leaves a whole view in place, so the sizes the schedule weighs keep it while the
-    jump to a boundary (`tail_steps` later) finds it hot."""
+    jump to a boundary (`tail_steps` later) finds it hot: whole instead of cut, never both."""
     edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
     messages = worked_on([edit], 30)
     steps = message_steps(messages)
@@ -314,5 +314,6 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     view = min(estimate_tokens(BIG), whole_view_tokens(Settings()))
     last = 2 + prices.rent_steps - Settings().tail_steps  # the last boundary whose jump still finds it hot
     assert sizes.probed[last] >= view > sizes.probed[last + 1]
+    assert all(probed <= tokens for probed, tokens in zip(sizes.probed, sizes.tokens, strict=True))
     again = step_sizes(messages[:20], digests[:20], steps[:20], Settings(), prices)
     assert again.probed == sizes.probed[: len(again.probed)]
