@@ -111,6 +111,9 @@ class WholeViews:
         self.closed: list[tuple[tuple[int, int, str], ...]] = []
         """Per step before the newest folded one: (view step, message index, part id) of each
         view kept whole once its messages were all in."""
+        self.settled: list[int] = []
+        """Per step k whose jump reads a step in `closed`: what its views add (final: the sizes
+        of steps ≤ k no longer change)."""
 
     def matches(self, digests: list[bytes | None]) -> bool:
         """Whether this fold is a prefix of a history with these message digests."""
@@ -136,8 +139,10 @@ class WholeViews:
         """Per step k = 0…steps: the tokens that keeping the views of steps ≤ k whole adds to the
         jump to k (`extra`: what one view adds to its message's probe, by message index and part id)."""
         seen = [*self.closed, self.views()]
-        added = {(index, part_id): extra(index, part_id) for views in seen for _, index, part_id in views}
-        return [
-            sum(added[index, part_id] for step, index, part_id in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
-            for k in range(steps + 1)
-        ]
+
+        def added(k: int) -> int:
+            return sum(extra(index, part_id) for step, index, part_id in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
+
+        while len(self.settled) < min(len(self.closed) - self.ahead, steps + 1):
+            self.settled.append(added(len(self.settled)))
+        return self.settled[: steps + 1] + [added(k) for k in range(len(self.settled), steps + 1)]
