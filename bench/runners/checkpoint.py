@@ -31,13 +31,13 @@ from bench.corpora import DEFAULT, corpus_folder
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.render import checkpoint_sections, render_checkpoint
 from deepmem.extractors import extract
+from deepmem.extractors.calls import NO_MATCH_PROGRAMS
 from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
 from deepmem.toolcalls.python_writes import python_writes
 
 DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")
 RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
-NO_MATCH = {"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "[", "git"}
 TARGET_TOKENS = 1_000_000
 
 
@@ -70,7 +70,7 @@ def unresolved_commands(messages: list[dict]) -> list[str]:
         match = RETURNCODE.search(str(state.get("output") or ""))
         code = int(match.group(1)) if match else None
         program = command.split()[0].rsplit("/", 1)[-1] if command.split() else ""
-        failed = state.get("status") == "error" or (code not in (None, 0) and not (code == 1 and program in NO_MATCH))
+        failed = state.get("status") == "error" or (code not in (None, 0) and not (code == 1 and program in NO_MATCH_PROGRAMS))
         if failed:
             status[command] = True
         elif code == 0:
