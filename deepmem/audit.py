@@ -14,7 +14,7 @@ import msgspec
 
 from deepmem.history import visible_text
 from deepmem.part_marks import CompressedMark, part_mark
-from deepmem.pipeline import TransformPlan
+from deepmem.plan import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
 from deepmem.replay import Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens

@@ -21,7 +21,7 @@ from deepmem.accounting import Meter
 from deepmem.context import request_units
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import request_pauses, request_times
-from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
+from deepmem.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.prices import PriceModel
 from deepmem.support import quoted_lines
 from deepmem.types import Message, Settings, Tier

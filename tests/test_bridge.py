@@ -22,7 +22,7 @@ from deepmem.bridge import features
 from deepmem.bridge.protocol import PROTOCOL, ProtocolError
 from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
-from deepmem.pipeline import apply_transform, plan_transform, trailing_message
+from deepmem.plan import apply_transform, plan_transform, trailing_message
 from deepmem.sealed import read_sealed
 from deepmem.sessionio import read_session
 from deepmem.types import Settings

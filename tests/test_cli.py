@@ -11,7 +11,7 @@ import pytest
 
 from deepmem.cli import main
 from deepmem.markers import marker_keys
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.prices import FAMILIES
 from deepmem.sessionio import encode_json, read_session
 from deepmem.types import Settings

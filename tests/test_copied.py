@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from deepmem.compressors import REGISTRY
 from deepmem.copied import copied_lines, output_lines
-from deepmem.pipeline import apply_transform, message_digest, plan_transform
+from deepmem.outcomes import message_digest
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.types import Context, Facts, Message, Settings
 
 GREP = (

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from deepmem.ccr import CCRStore
-from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
+from deepmem.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
 from deepmem.types import Message, Settings

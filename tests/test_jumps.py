@@ -21,8 +21,9 @@ from deepmem.jumps import (
     request_times,
     step_cost,
 )
-from deepmem.pipeline import message_digest, plan_transform, step_sizes
+from deepmem.plan import plan_transform
 from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
+from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
 
@@ -38,8 +39,7 @@ MINUTE = 60_000
 
 
 def sizes_of(messages: list[dict], settings: Settings = DEFAULTS, prices: PriceModel = ANTHROPIC) -> Sizes:
-    digests = [message_digest(message) for message in messages]
-    return step_sizes(messages, digests, message_steps(messages), settings, prices)
+    return session_sizes(messages, settings, prices)
 
 
 def django() -> list[dict]:

@@ -6,7 +6,7 @@ Lowest first; a module may import its own group and any group of a lower layer:
 |---|---|---|
 | 0 | core | every `deepmem.*` module not named below: `types`, `config`, `disk`, `lru`, `history`, `ccr`, `text/`, `toolcalls/`, `phrasing`, … |
 | 1 | compressors, extractors | `deepmem.compressors`; `deepmem.extractors` (two groups: neither imports the other) |
-| 2 | transform | `facts`, `working_set`, `nudges`, `pipeline` |
+| 2 | transform | `facts`, `working_set`, `nudges`, `outcomes`, `schedule`, `plan` |
 | 3 | memory | `deepmem.memory` |
 | 4 | checkpoints, replay | `deepmem.checkpoints`; `deepmem.replay`, `deepmem.audit` |
 | 5 | bridge | `deepmem.bridge` |
@@ -49,7 +49,9 @@ GROUPS: dict[str, str] = {
     "deepmem.facts": "transform",
     "deepmem.working_set": "transform",
     "deepmem.nudges": "transform",
-    "deepmem.pipeline": "transform",
+    "deepmem.outcomes": "transform",
+    "deepmem.schedule": "transform",
+    "deepmem.plan": "transform",
     "deepmem.extractors": "extractors",
     "deepmem.memory": "memory",
     "deepmem.checkpoints": "checkpoints",

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from deepmem import nudges
 from deepmem.ccr import CCRStore
 from deepmem.phrasing import NUDGE_PATTERNS
-from deepmem.pipeline import apply_edits, apply_transform, plan_transform
+from deepmem.plan import apply_edits, apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.types import Settings
 

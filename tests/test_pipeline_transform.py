@@ -9,14 +9,14 @@ import json
 import msgspec
 import pytest
 
-from deepmem import pipeline
 from deepmem.ccr import CCRStore
 from deepmem.compressors import FACT_FREE, REGISTRY
 from deepmem.config import load_settings
 from deepmem.history import tier_for, visible_text
 from deepmem.lru import LRU
 from deepmem.markers import marker_keys
-from deepmem.pipeline import apply_edits, apply_transform, freeze_batches, plan_transform
+from deepmem.outcomes import CACHES
+from deepmem.plan import apply_edits, apply_transform, freeze_batches, plan_transform
 from deepmem.prices import PriceModel, family_of_messages
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
@@ -185,7 +185,7 @@ def test_idempotent_and_deterministic(tier, settings) -> None:
     messages = kitchen_sink()
     once = compress(messages, settings, CCRStore(None), tier)
     assert compress(once, settings, CCRStore(None), tier) == once
-    pipeline.CACHES.clear()
+    CACHES.clear()
     assert encode_json(compress(messages, settings, CCRStore(None), tier)) == encode_json(once)
 
 
@@ -261,7 +261,7 @@ def test_capture_trims_a_new_output_identically_at_every_step() -> None:
             "parts": [{"id": "prt_c", "type": "text", "text": "next"}],
         }
     ]
-    pipeline.CACHES.clear()
+    CACHES.clear()
     again = [e for e in plan_transform(later, Settings()).edits if e.part_id == "prt_0099"]
     assert again[0].part == edit.part
 
@@ -323,12 +323,12 @@ def test_memoized_plan_equals_a_cold_plan_on_a_growing_history() -> None:
     messages = read_session(str(FIXTURES / "sessions" / "django-15499.json")).messages
     settings = msgspec.structs.replace(Settings(), tail_steps=2, batch_steps=3, schedule="fixed")
     ends = range(10, len(messages), 7)
-    pipeline.CACHES.clear()
+    CACHES.clear()
     warm = [plan_transform(messages[:end], settings) for end in ends]
-    assert len(pipeline.CACHES.histories) == 1 and len(pipeline.CACHES.messages) > 0
+    assert len(CACHES.histories) == 1 and len(CACHES.messages) > 0
     for end, plan in zip(ends, warm, strict=True):
-        pipeline.CACHES.clear()
-        assert len(pipeline.CACHES) == 0
+        CACHES.clear()
+        assert len(CACHES) == 0
         cold = plan_transform(messages[:end], settings)
         assert encode_json(msgspec.to_builtins(plan)) == encode_json(msgspec.to_builtins(cold)), end
 

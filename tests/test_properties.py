@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from deepmem.ccr import CCRStore
 from deepmem.history import is_user_typed, visible_text
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.restore import restore_messages
 from deepmem.sessionio import encode_json, read_session
 from deepmem.tokens import estimate_tokens

@@ -28,7 +28,7 @@ from bench.runners.failures import Seen, names_for, scanned_parts, seen_parts
 from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY, is_json_array, route_keys
 from deepmem.markers import marker_keys, shown_key
-from deepmem.pipeline import outcome_for, sizes
+from deepmem.outcomes import outcome_for, sizes
 from deepmem.restore import restore_messages
 from deepmem.sessionio import read_session
 from deepmem.text.fields import main_text, with_main_text

@@ -13,10 +13,11 @@ import pytest
 from deepmem.ccr import CCRStore
 from deepmem.compressors.file_reads import file_line_numbers
 from deepmem.facts import FactsBuilder
-from deepmem.history import message_steps, whole_view_tokens
-from deepmem.pipeline import apply_transform, message_digest, plan_transform, step_sizes
+from deepmem.history import whole_view_tokens
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.prices import FAMILIES, PriceModel
 from deepmem.restore import restore_messages
+from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
 from deepmem.support import quoted_lines, sed_patterns, step_support
 from deepmem.tokens import estimate_tokens
@@ -307,13 +308,11 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     jump to a boundary (`tail_steps` later) finds it hot: whole instead of cut, never both."""
     edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
     messages = worked_on([edit], 30)
-    steps = message_steps(messages)
-    digests = [message_digest(message) for message in messages]
     prices = FAMILIES["anthropic"]
-    sizes = step_sizes(messages, digests, steps, Settings(), prices)
+    sizes = session_sizes(messages, Settings(), prices)
     view = min(estimate_tokens(BIG), whole_view_tokens(Settings()))
     last = 2 + prices.rent_steps - Settings().tail_steps  # the last boundary whose jump still finds it hot
     assert sizes.probed[last] >= view > sizes.probed[last + 1]
     assert all(probed <= tokens for probed, tokens in zip(sizes.probed, sizes.tokens, strict=True))
-    again = step_sizes(messages[:20], digests[:20], steps[:20], Settings(), prices)
+    again = session_sizes(messages[:20], Settings(), prices)
     assert again.probed == sizes.probed[: len(again.probed)]

@@ -16,9 +16,9 @@ import numpy as np
 
 from deepmem.history import message_steps
 from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
-from deepmem.pipeline import message_digest, step_sizes
 from deepmem.prices import PriceModel
 from deepmem.replay import Deepmem
+from deepmem.schedule import session_sizes
 from deepmem.types import Message, Settings
 
 
@@ -77,8 +77,3 @@ class Hindsight(Deepmem):
         reachable = message_steps(history)[-1] - self.settings.tail_steps if history else 0
         return tuple(jump for jump in self.schedule if jump <= max(reachable, 0))
 
-
-def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
-    """What the schedule weighs over a whole session (as the pipeline measures it)."""
-    digests = [message_digest(message) for message in messages]
-    return step_sizes(messages, digests, message_steps(messages), settings, prices)

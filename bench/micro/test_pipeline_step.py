@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from deepmem.pipeline import apply_transform, plan_transform
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
 

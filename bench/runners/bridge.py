@@ -26,7 +26,8 @@ import orjson
 from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
 from deepmem.config import load_settings
 from deepmem.history import history_tokens, visible_text
-from deepmem.pipeline import message_digest, plan_transform
+from deepmem.outcomes import message_digest
+from deepmem.plan import plan_transform
 from deepmem.tokens import estimate_tokens
 
 PLUGIN = REPOSITORY / "deepmem" / "plugin" / "deepmem.js"

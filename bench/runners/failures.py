@@ -1,7 +1,7 @@
 """Compressor failures on real output: every tool part of every corpus through its compressors.
 
 Each completed or errored tool part goes through the compressors the pipeline would give it,
-by `deepmem.pipeline.outcome_for` itself: at capture time (`capture_compressors`), and as an
+by `deepmem.outcomes.outcome_for` itself: at capture time (`capture_compressors`), and as an
 old part (`compressors_for`) at every tier with three sets of facts: none (the schedule's
 probe), the history up to its message, and the whole session. Every failure the pipeline
 logs is counted by corpus and compressor, and each distinct one is shown with a place it
@@ -26,7 +26,7 @@ from bench.corpora import corpora, corpus_folder, session_paths
 from deepmem.compressors import capture_compressors, compressors_for
 from deepmem.copied import copied_lines
 from deepmem.facts import FactsBuilder
-from deepmem.pipeline import outcome_for, sizes
+from deepmem.outcomes import outcome_for, sizes
 from deepmem.sessionio import read_session
 from deepmem.types import TIERS, Context, Facts, Message, Part, Settings
 
@@ -43,7 +43,7 @@ class Failure:
 
 
 class FailureLog(logging.Handler):
-    """Collects the failures `deepmem.pipeline` logs while it compresses."""
+    """Collects the failures `deepmem.outcomes` logs while it compresses."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -61,7 +61,7 @@ class FailureLog(logging.Handler):
 @contextmanager
 def failures_logged() -> Iterator[FailureLog]:
     """Route the pipeline's warnings into a FailureLog (and not to stderr) for a while."""
-    logger = logging.getLogger("deepmem.pipeline")
+    logger = logging.getLogger("deepmem.outcomes")
     handler, propagate = FailureLog(), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False

@@ -20,7 +20,8 @@ import orjson
 from bench.corpora import REPOSITORY
 from deepmem.history import visible_text
 from deepmem.markers import marker_keys, shown_key
-from deepmem.pipeline import PART_KEY, apply_edits, plan_transform
+from deepmem.outcomes import PART_KEY
+from deepmem.plan import apply_edits, plan_transform
 from deepmem.sessionio import read_session
 from deepmem.types import Part, Settings, Tier
 

@@ -18,7 +18,8 @@ from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
 from deepmem.context import context_units
 from deepmem.history import step_indexes
-from deepmem.pipeline import apply_transform, message_digest, plan_transform
+from deepmem.outcomes import message_digest
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.types import Message, Settings
 
 

@@ -50,7 +50,7 @@ from deepmem.ccr import CCRStore
 from deepmem.config import config_problem, memory_dir
 from deepmem.disk import PRIVATE, atomic_write, prune_folders
 from deepmem.history import is_user_typed
-from deepmem.pipeline import TRAILING_INFO, TRAILING_PREFIX, TransformPlan, plan_transform
+from deepmem.plan import TRAILING_INFO, TRAILING_PREFIX, TransformPlan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.project import Project
 from deepmem.types import DeepmemError, Message, SavedTotals, Settings

@@ -7,7 +7,7 @@ import sys
 
 from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.pipeline import TransformPlan, apply_transform, plan_transform
+from deepmem.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.prices import resolve_prices
 from deepmem.sessionio import encode_json, read_session, write_output
 

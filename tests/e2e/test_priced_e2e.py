@@ -16,7 +16,7 @@ import json
 
 import msgspec
 
-from deepmem.pipeline import plan_transform
+from deepmem.plan import plan_transform
 from deepmem.prices import FAMILIES
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Settings

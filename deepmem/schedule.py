@@ -1,0 +1,188 @@
+"""What the schedule weighs, and where it puts the boundary: one layout per plan.
+
+`schedule_layout` is the one entry: it numbers the steps, finds the cold ones (a pause past
+the cache's lifetime, a new model) once, asks `deepmem.jumps` for the jumps the settings
+name (priced on `step_sizes`: per step, the history's tokens uncompressed and as its
+compressors would leave it, the views a jump keeps whole counted whole), and places the
+boundary. Probes and whole views are memoized in `deepmem.outcomes.CACHES`, so a new step
+weighs only its new messages.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from deepmem.facts import WholeViews
+from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
+from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
+from deepmem.outcomes import CACHES, Batch, compute_message, message_digest, message_sizes
+from deepmem.prices import PriceModel, resolve_prices
+from deepmem.types import Facts, Message, Settings, Tier
+from deepmem.working_set import WorkingSetBuilder
+
+PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low", "medium", "high")}
+"""Stand-in batches for estimating what a message would keep once old, before any facts."""
+
+
+def probe_tokens(
+    message: Message, digest: bytes | None, step: int, tier: Tier, settings: Settings, settings_key: str
+) -> tuple[int, ...]:
+    """Estimated tokens of each part of a message once old: its compressors at `tier` with no facts (memoized).
+
+    Taking every file read for one the agent still works on (as the working set often does)
+    was measured too: it made the schedule so late that it cost more than the fixed one.
+    """
+
+    def probe() -> tuple[int, ...]:
+        return compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True).part_tokens
+
+    return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
+
+
+class MessageTokens:
+    """Estimated tokens of a history's messages as recorded and as probed once old (for the
+    schedule and the releases)."""
+
+    def __init__(
+        self, messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings
+    ) -> None:
+        self.messages, self.digests, self.steps, self.settings = messages, digests, steps, settings
+        self.settings_key = repr(settings)
+        self.tokens = [message_sizes(message, digest).tokens for message, digest in zip(messages, digests, strict=True)]
+        self.totals = running_totals(steps, self.tokens, steps[-1] if steps else 0)
+        self.sums = [0]
+        """Probes summed over the first k messages, extended as far as asked."""
+        self.savings: dict[int, int] = {}
+
+    def probe(self, index: int) -> int:
+        """The message's probe (its compressors at its tier, no facts)."""
+        return sum(self.part_probes(index))
+
+    def part_probes(self, index: int) -> tuple[int, ...]:
+        """Per part of the message: its tokens as probed."""
+        step = self.steps[index]
+        tier = tier_for(self.totals[step], self.settings)
+        return probe_tokens(self.messages[index], self.digests[index], step, tier, self.settings, self.settings_key)
+
+    def whole_extra(self, index: int, part_id: str, cap: int) -> int:
+        """Tokens a part kept whole (up to `cap` tokens) adds to its message's probe: its own probe
+        is already counted there."""
+        message = self.messages[index]
+        part_index = next(i for i, part in enumerate(message["parts"]) if str(part.get("id", "")) == part_id)
+        whole = message_sizes(message, self.digests[index]).parts[part_index][1]
+        return max(min(whole, cap) - self.part_probes(index)[part_index], 0)
+
+    def saving(self, index: int) -> int:
+        """Tokens a cut of the message saves on every later request (its probe against its whole text)."""
+        saving = self.savings.get(index)
+        if saving is None:
+            saving = self.savings[index] = max(self.tokens[index] - self.probe(index), 0)
+        return saving
+
+    def between(self, index: int, end: int) -> int:
+        """Tokens of the old messages after the message, up to `end` (what a cut of it rewrites besides a jump's own)."""
+        while len(self.sums) <= end:
+            self.sums.append(self.sums[-1] + self.probe(len(self.sums) - 1))
+        return self.sums[end] - self.sums[min(index + 1, end)]
+
+
+def working_set_builder(settings: Settings, prices: PriceModel) -> WorkingSetBuilder:
+    """The working set as these settings and prices size it."""
+    return WorkingSetBuilder(hot=prices.rent_steps, fresh=settings.tail_steps, whole=whole_view_tokens(settings))
+
+
+def whole_views(
+    messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
+) -> WholeViews:
+    """The views kept whole at each step of this history, extending the fold of its latest plan."""
+    key = (digests[0] if digests else None, settings, prices)
+    folded = CACHES.whole.peek(key) if key[0] is not None else None
+    if folded is None or not folded.matches(digests):
+        folded = WholeViews(working_set_builder(settings, prices), settings.tail_steps)
+    for index in range(len(folded.digests), len(messages)):
+        folded.fold(messages[index], digests[index], steps[index])
+    if key[0] is not None:
+        CACHES.whole.put(key, folded)
+    return folded
+
+
+def step_sizes(
+    messages: list[Message],
+    digests: list[bytes | None],
+    steps: tuple[int, ...],
+    settings: Settings,
+    prices: PriceModel,
+    cold: tuple[bool, ...],
+) -> Sizes:
+    """What the schedule weighs: running token totals per step, uncompressed and probed, and
+    the cold steps."""
+    count = steps[-1] if steps else 0
+    sizes = MessageTokens(messages, digests, steps, settings)
+    probed = [sizes.probe(index) for index in range(len(messages))]
+    cap = view_cap_tokens(settings)
+    folded = whole_views(messages, digests, steps, settings, prices)
+    whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
+    old = running_totals(steps, probed, count)
+    return Sizes(sizes.totals, tuple(cut + kept for cut, kept in zip(old, whole, strict=True)), cold)
+
+
+def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
+    """What the schedule weighs over a whole history, for a caller that holds only its messages."""
+    digests = [message_digest(message) for message in messages]
+    steps = message_steps(messages)
+    return step_sizes(messages, digests, steps, settings, prices, cold_steps(messages, steps, steps[-1] if steps else 0, prices))
+
+
+def scheduled_jumps(
+    messages: list[Message],
+    digests: list[bytes | None],
+    steps: tuple[int, ...],
+    settings: Settings,
+    prices: PriceModel,
+    cold: tuple[bool, ...],
+) -> tuple[int, ...]:
+    """The boundaries this history has jumped to, by the schedule the settings name."""
+    count = steps[-1] if steps else 0
+    if settings.schedule == "fixed":
+        return fixed_jumps(count, settings)
+    return priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold), settings, prices)
+
+
+def rebase_boundary(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings, prices: PriceModel) -> int:
+    """The last boundary jumped to at a request that writes every message again anyway (0 when none).
+
+    Such a request is written whole whatever it holds, so its jump cuts deep at no cache
+    cost: every old part is compressed again with the newest facts and tier (stale reads,
+    repeated calls, outputs that left the working set), not only the newly old steps. It
+    is the request after a pause past the cache's lifetime or a model switch, and, where
+    the cache is read only at marks, every jump's (`PriceModel.cached_at_marks`).
+    """
+    if prices.jumps_write_everything:
+        return jumps[-1]
+    made = [boundary + settings.tail_steps for boundary in jumps if boundary > 0]
+    return max((step - settings.tail_steps for step in made if step < len(cold) and cold[step]), default=0)
+
+
+class Schedule(msgspec.Struct, frozen=True):
+    """Where a history's boundary stands, and the price model that put it there."""
+
+    layout: Layout
+    prices: PriceModel
+
+
+def schedule_layout(
+    messages: list[Message],
+    digests: list[bytes | None],
+    settings: Settings,
+    prices: PriceModel | None = None,
+    jumps: tuple[int, ...] | None = None,
+) -> Schedule:
+    """The history laid out once: its steps, its cold steps, its prices (the family the messages
+    name when None), its jumps (`jumps` imposes them instead) and its boundary."""
+    steps = message_steps(messages)
+    prices = prices or resolve_prices(messages)
+    cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
+    if jumps is None:
+        jumps = scheduled_jumps(messages, digests, steps, settings, prices, cold)
+    rebased = rebase_boundary(jumps, cold, settings, prices)
+    return Schedule(layout(messages, jumps, steps, rebased), prices)
