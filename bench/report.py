@@ -41,20 +41,29 @@ def format_totals(result: dict) -> str:
     """Per price model, one row per contender over the whole corpus."""
     totals = result["totals"]
     header = (
-        f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost×':>8}{'+reread':>9}{'prefix':>9}"
+        f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost×':>8}{'+reread':>9}{'msgs×':>8}{'prefix':>9}"
         f"{'support':>9}{'steps ok':>10}{'costlier':>10}"
     )
+    frame = result.get("frame", {})
     lines = [
         f"{result['corpus']}: {len(result['sessions'])} sessions, {totals['steps']:,} steps, "
-        f"{totals['tokens']:,} tokens uncompressed (summed over steps)"
+        f"{totals['tokens']:,} tokens of messages uncompressed (summed over steps); "
+        f"frame: {frame.get('kind', 'none')}" + (f" + {frame['extra']:,} tokens" if frame.get("extra") else "")
     ]
     for model, rows in totals["ratios"].items():
         count = len(result["sessions"])
         best = rows[f"hindsight@{model}"]["cost_warm"]
-        lines += ["", f"{model} prices (warm cache; +reread: quoted lines out of view read again)", header, "-" * len(header)]
+        lines += [
+            "",
+            f"{model} prices, whole requests (warm cache; +reread: quoted lines out of view read again; "
+            "msgs×: the cost of the messages alone)",
+            header,
+            "-" * len(header),
+        ]
         for name, r in rows.items():
             lines.append(
                 f"{name:<26}{r['raw']:>7.3f}{r['final']:>8.3f}{r['cost_warm']:>8.3f}{r['cost_recovered']:>9.3f}"
+                f"{r['cost_messages']:>8.3f}"
                 f"{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
                 f"{result['costlier'][model][name]:>6} of {count}"
             )

@@ -5,10 +5,19 @@ prefix and the pause before it, so one replay is priced afterwards under any pri
 model: the repeated prefix at its cache-read price unless the pause outlived the cache,
 the rest at its cache-write price. For a provider that reads its cache only at marks
 (`PriceModel.cached_at_marks`) the repeated prefix counts only up to the last of the
-previous request's marks it reaches: the ends of its last two messages.
+previous request's marks it reaches: the ends of its last two messages, and a part that
+carries a mark of its own (`deepmem.cache_mark`).
+
+The provider bills the whole request, not only its messages: before them come the system
+prompt and the tool definitions (`deepmem.frame`), which sit before the system mark, so
+they are written when the cache is cold and read at every other request. A meter keeps
+each request's frame apart, so a figure is given for the whole request and, beside it,
+for the messages alone.
 """
 
 from __future__ import annotations
+
+from itertools import repeat
 
 import msgspec
 
@@ -50,11 +59,20 @@ class Meter(msgspec.Struct):
     """Per request: its tokens up to the last mark of the previous request that it repeats whole."""
     request_pauses: list[int] = []
     """Per request: milliseconds since the previous request (0 when unknown)."""
+    request_frame: list[int] = []
+    """Per request: tokens of what it carries before its messages (system prompt, tool definitions)."""
+    request_frame_read: list[int] = []
+    """Per request: those of them the previous request carried the same (readable from the cache)."""
+    frame_tokens: int = 0
+    """Frame tokens summed over every step's request."""
+    final_frame: int = 0
+    """Frame tokens of the last step's request."""
     recovery_tokens: int = 0
     """Tokens of the outputs that steps quoting lines out of view would have read again."""
     previous_units: list[str] = []
     previous_length: int = 0
     previous_marks: tuple[int, ...] = ()
+    previous_frame: int = 0
 
     def add(
         self,
@@ -64,11 +82,13 @@ class Meter(msgspec.Struct):
         pause_ms: int = 0,
         recovery: int = 0,
         marks: tuple[int, ...] | None = None,
+        frame: int = 0,
     ) -> None:
         """Account for one request given as visible units, their token counts, the lines that
         the step produced from it quotes, the pause before it, what re-reading the quoted
-        lines it does not show would cost (tokens), and its cache marks (unit counts; by
-        default its end alone, see `deepmem.context.request_units`)."""
+        lines it does not show would cost (tokens), its cache marks (unit counts; by
+        default its end alone, see `deepmem.context.request_units`) and the tokens of its
+        frame (`deepmem.frame`)."""
         if quoted:
             visible = visible_count(quoted, "\n".join(units))
             self.quoted += len(quoted)
@@ -92,23 +112,34 @@ class Meter(msgspec.Struct):
         self.request_cached.append(cached)
         self.request_marked.append(float(sum(counts[:reached])))
         self.request_pauses.append(pause_ms)
+        self.request_frame.append(frame)
+        self.request_frame_read.append(frame if self.steps > 1 and self.previous_frame == frame else 0)
+        self.frame_tokens += frame
+        self.final_frame = frame
+        self.previous_frame = frame
         self.recovery_tokens += recovery
         self.previous_units = units
         self.previous_marks = (len(units),) if marks is None else marks
         self.previous_length = sum(map(len, units)) + max(len(units) - 1, 0)
 
-    def cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
-        """Cost with a prompt cache kept warm between requests closer than its lifetime."""
-        requests = zip(self.request_tokens, self.request_cached, self.request_marked, self.request_pauses, strict=True)
-        return sum((prices.request_dollars(*request) for request in requests), 0.0)
+    def cost(self, prices: PriceModel = DEFAULT_PRICES, whole: bool = True) -> float:
+        """Cost with a prompt cache kept warm between requests closer than its lifetime: of the
+        whole request, or (`whole` false) of its messages alone."""
+        frames = zip(self.request_frame, self.request_frame_read, strict=True) if whole else repeat((0, 0))
+        requests = zip(self.request_tokens, self.request_cached, self.request_marked, self.request_pauses, frames, strict=False)
+        return sum(
+            (prices.request_dollars(tokens + frame, cached + read, marked + read, pause)
+             for tokens, cached, marked, pause, (frame, read) in requests),
+            0.0,
+        )
 
-    def recovered_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
+    def recovered_cost(self, prices: PriceModel = DEFAULT_PRICES, whole: bool = True) -> float:
         """`cost` plus re-reading, at the write price, every output a step quoted out of view."""
-        return self.cost(prices) + prices.dollars(self.recovery_tokens, 0.0)
+        return self.cost(prices, whole) + prices.dollars(self.recovery_tokens, 0.0)
 
-    def cold_cost(self, prices: PriceModel = DEFAULT_PRICES) -> float:
+    def cold_cost(self, prices: PriceModel = DEFAULT_PRICES, whole: bool = True) -> float:
         """Cost without a prompt cache: every token at the input price."""
-        return prices.dollars_uncached(self.tokens)
+        return prices.dollars_uncached(self.tokens + (self.frame_tokens if whole else 0))
 
     def merge(self, other: Meter) -> None:
         """Add another session's totals into this one (final tokens are summed too)."""
@@ -126,17 +157,25 @@ class Meter(msgspec.Struct):
         self.request_cached = [*self.request_cached, *other.request_cached]
         self.request_marked = [*self.request_marked, *other.request_marked]
         self.request_pauses = [*self.request_pauses, *other.request_pauses]
+        self.request_frame = [*self.request_frame, *other.request_frame]
+        self.request_frame_read = [*self.request_frame_read, *other.request_frame_read]
+        self.frame_tokens += other.frame_tokens
+        self.final_frame += other.final_frame
         self.recovery_tokens += other.recovery_tokens
 
 
 def ratios(meter: Meter, baseline: Meter, prices: PriceModel = DEFAULT_PRICES) -> dict[str, float]:
-    """A contender against no compression under the same billing, plus its prefix stability."""
+    """A contender against no compression under the same billing, plus its prefix stability:
+    the whole request first, the messages alone under `…_messages`."""
     return {
-        "raw": _ratio(meter.tokens, baseline.tokens),
-        "final": _ratio(meter.final_tokens, baseline.final_tokens),
+        "raw": _ratio(meter.tokens + meter.frame_tokens, baseline.tokens + baseline.frame_tokens),
+        "final": _ratio(meter.final_tokens + meter.final_frame, baseline.final_tokens + baseline.final_frame),
         "cost_warm": _ratio(meter.cost(prices), baseline.cost(prices)),
         "cost_recovered": _ratio(meter.recovered_cost(prices), baseline.recovered_cost(prices)),
         "cost_cold": _ratio(meter.cold_cost(prices), baseline.cold_cost(prices)),
+        "raw_messages": _ratio(meter.tokens, baseline.tokens),
+        "final_messages": _ratio(meter.final_tokens, baseline.final_tokens),
+        "cost_messages": _ratio(meter.cost(prices, whole=False), baseline.cost(prices, whole=False)),
         "prefix_stability": _ratio(meter.prefix_chars, meter.previous_chars),
         "support": _ratio(meter.quoted_visible, meter.quoted),
         "steps_supported": _ratio(meter.supported_steps, meter.quoting_steps),

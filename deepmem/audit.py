@@ -5,7 +5,9 @@ step's request is counted with deepmem's token estimate (no tokenizer is install
 the package) as visible units, with and without the transform at the given settings.
 Cost is given under each reported price model (`deepmem.prices.REPORTED`), with the
 jumps scheduled for those prices, the cache warm between requests closer than its
-lifetime.
+lifetime. Each request is billed whole: the frame before its messages (OpenCode's system
+prompt and tools, and the user's own, on both sides; deepmem's tool schemas and stable
+block on its side, `deepmem.frame`) and deepmem's nudges after them.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from deepmem.history import visible_text
 from deepmem.part_marks import CompressedMark, part_mark
 from deepmem.plan import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
-from deepmem.replay import Deepmem, Uncompressed, replay_session
+from deepmem.replay import Additions, Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Settings
 
@@ -29,7 +31,7 @@ class SessionAudit(msgspec.Struct):
     source: str = ""
     steps: int = 0
     tokens_without: int = 0
-    """Estimated tokens summed over every step's request."""
+    """Estimated tokens summed over every step's whole request (frame and messages)."""
     tokens_with: int = 0
     final_without: int = 0
     """Estimated tokens of the last step's request."""
@@ -85,14 +87,22 @@ def saved_by_compressor(history: list[Message], plan: TransformPlan) -> dict[str
     return saved
 
 
-def audit_session(session: str, messages: list[Message], settings: Settings) -> SessionAudit:
-    """Replay one session step by step, without deepmem and with it under each reported price model
+def audit_session(
+    session: str, messages: list[Message], settings: Settings, frame: int = 0, additions: Additions | None = None
+) -> SessionAudit:
+    """Replay one session step by step, without deepmem and with it under each reported price model,
+    each request carrying `frame` tokens before its messages and deepmem's `additions` on its side
     (tokens, support and savers are given for the first)."""
-    contenders = [Deepmem(settings, name=name, prices=FAMILIES[name]) for name in REPORTED]
-    meters = replay_session(messages, [Uncompressed(), *contenders], Estimates())
+    contenders = [Deepmem(settings, name=name, prices=FAMILIES[name], additions=additions) for name in REPORTED]
+    meters = replay_session(messages, [Uncompressed(), *contenders], Estimates(), frame)
     without, first = meters["none"], meters[REPORTED[0]]
-    result = SessionAudit(session, steps=without.steps, tokens_without=without.tokens, final_without=without.final_tokens)
-    result.tokens_with, result.final_with = first.tokens, first.final_tokens
+    result = SessionAudit(
+        session,
+        steps=without.steps,
+        tokens_without=without.tokens + without.frame_tokens,
+        final_without=without.final_tokens + without.final_frame,
+    )
+    result.tokens_with, result.final_with = first.tokens + first.frame_tokens, first.final_tokens + first.final_frame
     result.quoted_lines, result.quoted_visible = first.quoted, first.quoted_visible
     for name in REPORTED:
         result.cost_without[name], result.cost_with[name] = without.cost(FAMILIES[name]), meters[name].cost(FAMILIES[name])

@@ -75,6 +75,9 @@ class CostSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Where the provider reads a cached prefix up to: `prefix`, wherever the requests agree
     (OpenAI, DeepSeek, Gemini); `marks`, only where an earlier request marked one (Anthropic
     through OpenCode); '' = the family's way."""
+    frame_tokens: Count = 0
+    """Tokens you add to every request besides OpenCode's own system prompt and tools
+    (AGENTS.md, MCP tools), for `deepmem audit` to bill on both sides."""
 
     def prices(self, fallback: PriceModel) -> PriceModel | None:
         """The price model these settings name over `fallback`, or None when they name none."""

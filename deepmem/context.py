@@ -10,6 +10,7 @@ each content block on its own).
 
 from __future__ import annotations
 
+from deepmem.cache_mark import carries_mark
 from deepmem.history import visible_text
 from deepmem.types import Message, Part
 
@@ -35,17 +36,23 @@ def context_units(messages: list[Message]) -> list[str]:
 
 def request_units(messages: list[Message]) -> tuple[list[str], tuple[int, ...]]:
     """The visible units of a history, and where a provider that reads its cache only at
-    marks may read up to: the unit counts at the ends of its last two messages that show
-    anything (OpenCode marks the last two messages of a request to Anthropic)."""
+    marks may read up to, as unit counts: the ends of its last two messages that show
+    anything (OpenCode marks the last two messages of a request to Anthropic), and the end
+    of any part that carries a mark of its own (`deepmem.cache_mark`)."""
     units: list[str] = []
     ends: list[int] = []
+    marked: list[int] = []
     for message in messages:
         role = message["info"]["role"]
         before = len(units)
-        units.extend(unit for part in message["parts"] if (unit := part_unit(role, part)))
+        for part in message["parts"]:
+            if unit := part_unit(role, part):
+                units.append(unit)
+                if carries_mark(part):
+                    marked.append(len(units))
         if len(units) > before:
             ends.append(len(units))
-    return units, tuple(ends[-2:])
+    return units, tuple(sorted({*marked, *ends[-2:]}))
 
 
 def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:

@@ -7,6 +7,12 @@ request for the prompt cache, and billed after the pause its timestamps show. Th
 the step quotes from earlier tool output (`deepmem.support`) measure support, and what
 re-reading those out of view would cost. `deepmem audit`, `python -m bench`,
 `python -m bench.runners.replay` and the byte check all step sessions through here.
+
+Each request is billed whole: the frame every contender's request carries before its
+messages (the host's system prompt and tool definitions, in tokens), plus what a
+contender adds of its own there (deepmem: its tool schemas and its stable block, joined
+to the system prompt) and after the messages (deepmem's whisper after a user message,
+its nudges after the last one).
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ from deepmem.types import Message, Settings, Tier
 
 
 class Contender(Protocol):
-    """What a replay steps through: a name, and the history it sends for a recorded one."""
+    """What a replay steps through: a name, the tokens it adds before the messages of every
+    request (its tool schemas, its system text), and the history it sends for a recorded one."""
 
     name: str
+    frame: int
 
     def messages(self, history: list[Message]) -> list[Message]:
         """The history as this contender sends it."""
@@ -49,22 +57,44 @@ class Uncompressed:
     """The history exactly as recorded."""
 
     name = "none"
+    frame = 0
 
     def messages(self, history: list[Message]) -> list[Message]:
         """The raw history."""
         return history
 
 
+WHISPER_PREFIX = "prt_deepmem_whisper_"
+"""Id prefix of a whisper part; the user message's id follows."""
+
+
+class Additions(msgspec.Struct, frozen=True):
+    """What deepmem adds to one session's requests besides its edits and nudges."""
+
+    frame: int = 0
+    """Tokens before the messages: its tool schemas and its stable block."""
+    whispers: dict[str, str] = {}
+    """User message id → the whisper appended after it (memory hits for that message)."""
+
+
 class Deepmem:
-    """deepmem's transform (plan, edits, nudges appended at the end) at given settings and prices."""
+    """deepmem's transform (plan, edits, nudges appended at the end) at given settings and prices,
+    with the whispers and the frame it adds."""
 
     def __init__(
-        self, settings: Settings, tier: Tier | None = None, name: str = "deepmem", prices: PriceModel | None = None
+        self,
+        settings: Settings,
+        tier: Tier | None = None,
+        name: str = "deepmem",
+        prices: PriceModel | None = None,
+        additions: Additions | None = None,
     ):
         self.name = name
         self.settings = settings
         self.tier = tier
         self.prices = prices
+        self.additions = additions or Additions()
+        self.frame = self.additions.frame
         self.seconds: list[float] = []
         self.failures = 0
         self.last: tuple[list[Message], TransformPlan] | None = None
@@ -82,7 +112,22 @@ class Deepmem:
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures
         self.last = history, plan
+        return with_whispers(messages, self.additions.whispers)
+
+
+def with_whispers(messages: list[Message], whispers: dict[str, str]) -> list[Message]:
+    """The messages with each whisper appended to the user message it answers, as the bridge appends it."""
+    if not whispers:
         return messages
+    result = []
+    for message in messages:
+        message_id = str(message["info"].get("id", ""))
+        text = whispers.get(message_id) if message["info"].get("role") == "user" else None
+        if text:
+            part = {"id": f"{WHISPER_PREFIX}{message_id}", "type": "text", "text": text, "synthetic": True}
+            message = {**message, "parts": [*message["parts"], part]}
+        result.append(message)
+    return result
 
 
 class Step(msgspec.Struct, frozen=True):
@@ -113,8 +158,11 @@ def reread_tokens(history: list[Message], missing: list[str], counter: TokenCoun
     return sum(counter.count_many(sorted(text for text in found if text)))
 
 
-def replay_session(messages: list[Message], contenders: list[Contender], counter: TokenCounter) -> dict[str, Meter]:
-    """Every contender's meter after replaying all steps of one session."""
+def replay_session(
+    messages: list[Message], contenders: list[Contender], counter: TokenCounter, frame: int = 0
+) -> dict[str, Meter]:
+    """Every contender's meter after replaying all steps of one session, each request carrying
+    `frame` tokens before its messages (plus the contender's own)."""
     meters = {contender.name: Meter() for contender in contenders}
     for step in session_steps(messages):
         quoted = quoted_lines(step.history, step.message)
@@ -123,5 +171,7 @@ def replay_session(messages: list[Message], contenders: list[Contender], counter
             seen = "\n".join(units) if quoted else ""
             missing = [line for line in quoted if line not in seen]
             recovery = reread_tokens(step.history, missing, counter) if missing else 0
-            meters[contender.name].add(units, counter.count_many(units), quoted, step.pause_ms, recovery, marks)
+            meters[contender.name].add(
+                units, counter.count_many(units), quoted, step.pause_ms, recovery, marks, frame + contender.frame
+            )
     return meters

@@ -107,6 +107,10 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tool_error_chars: Positive = 100
     ccr_disk_bytes: Count = 512 * 1024 * 1024
     ccr_memory_entries: Positive = 2_048
+    cache_mark: bool = True
+    """Where the provider reads its cache only at marks (Anthropic), mark the last text of the
+    answering model at or before the boundary, so a jump reads the old steps up to it from the
+    cache (`deepmem.cache_mark`)."""
 
 
 class Context(msgspec.Struct, frozen=True):

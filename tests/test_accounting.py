@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from deepmem.accounting import Meter
+from deepmem.cache_mark import with_mark
 from deepmem.context import request_units
 from deepmem.prices import FAMILIES
 
@@ -84,3 +85,25 @@ def test_only_the_prices_module_reads_what_a_price_means() -> None:
             if isinstance(node, ast.Attribute) and node.attr in PRICE_FIELDS and isinstance(node.value, ast.Name) and "price" in node.value.id:
                 readers.add(f"{path.relative_to(root)}: {node.value.id}.{node.attr}")
     assert not readers
+
+
+def test_a_marked_part_before_a_change_is_read_up_to_it_at_marks() -> None:
+    """A mark of our own on an old text part: a change after it still reads everything before it."""
+    marked = with_mark({"type": "text", "text": "a"})
+    history = [message("user", "task"), {"info": {"role": "assistant"}, "parts": [marked]}, message("assistant", "b" * 50)]
+    cut = [*history[:2], message("assistant", "b…"), message("assistant", "c")]
+    assert request_units(history)[1] == (2, 3)
+    meter = billed([*history, message("assistant", "x")], cut)
+    assert meter.request_marked[1] == 200.0
+
+
+def test_the_frame_is_written_cold_then_read_and_billed_apart_from_the_messages() -> None:
+    """A frame of 1,000 tokens: the first request writes it, the next reads it; the messages alone leave it out."""
+    meter = Meter()
+    for messages in ([message("user", "task")], [message("user", "task"), message("assistant", "a")]):
+        units, marks = request_units(messages)
+        meter.add(units, [100] * len(units), marks=marks, frame=1_000)
+    assert meter.request_frame == [1_000, 1_000] and meter.request_frame_read == [0, 1_000]
+    whole, alone = meter.cost(AT_MARKS), meter.cost(AT_MARKS, whole=False)
+    assert whole == pytest.approx(alone + AT_MARKS.dollars(1_000, 0) + AT_MARKS.dollars(1_000, 1_000))
+    assert meter.cold_cost(AT_MARKS) == AT_MARKS.dollars_uncached(2_300)

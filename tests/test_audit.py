@@ -24,14 +24,14 @@ def audit_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dic
 
 
 def test_a_long_session_costs_less_and_a_short_one_no_more(capsys, tmp_path) -> None:
-    """The 57-step session sends fewer tokens with deepmem and costs less at OpenAI's and Gemini's prices; the
+    """The 57-step session sends fewer tokens with deepmem (OpenCode's system prompt and tools counted on both sides) and costs less at OpenAI's and Gemini's prices; the
     10-step one costs no more under any price model. At Anthropic's prices the long one's last request jumps
     (every view it kept whole has cooled), a rewrite no later request pays back: it costs at most 5% more."""
     code, report, err = audit_json(capsys, "--export", str(LONG), str(SHORT), "--root", str(tmp_path))
     assert code == 0, err
     long, short = sorted(report["sessions"], key=lambda row: -row["steps"])
     assert long["steps"] == 57
-    assert long["tokens_with"] < 0.8 * long["tokens_without"]
+    assert long["tokens_with"] < 0.9 * long["tokens_without"]
     assert long["final_with"] < long["final_without"]
     assert all(long["cost_with"][name] < long["cost_without"][name] for name in ("openai", "gemini"))
     assert long["cost_with"]["anthropic"] < 1.05 * long["cost_without"]["anthropic"]

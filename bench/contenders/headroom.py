@@ -85,6 +85,7 @@ class Headroom:
     """headroom.compress at its defaults (a coding agent), model gpt-4o."""
 
     name = "headroom"
+    frame = 0
 
     def __init__(self) -> None:
         import headroom

@@ -17,7 +17,7 @@ import numpy as np
 from deepmem.history import message_steps
 from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
 from deepmem.prices import PriceModel
-from deepmem.replay import Deepmem
+from deepmem.replay import Additions, Deepmem
 from deepmem.schedule import session_sizes
 from deepmem.types import Message, Settings
 
@@ -68,8 +68,8 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
 class Hindsight(Deepmem):
     """deepmem with the cheapest schedule of jumps knowing the whole session."""
 
-    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message]):
-        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices)
+    def __init__(self, settings: Settings, prices: PriceModel, session: list[Message], additions: Additions | None = None):
+        super().__init__(settings, name=f"hindsight@{prices.name}", prices=prices, additions=additions)
         self.schedule = hindsight_jumps(session_sizes(session, settings, prices), settings, prices)
 
     def jumps(self, history: list[Message]) -> tuple[int, ...]:

@@ -39,6 +39,9 @@ def with_outputs(history: list[Message], replaced: dict[tuple[int, int], str]) -
 class MaskOldOutputs:
     """Keep only the newest `keep` tool outputs; move the cut every `every` steps."""
 
+    frame = 0
+    """Tokens it adds before the messages of a request: none."""
+
     def __init__(self, keep: int = 10, every: int = 1):
         self.name = f"mask-last-{keep}" + ("-sliding" if every == 1 else f"-every-{every}")
         self.keep = keep

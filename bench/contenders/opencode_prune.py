@@ -59,6 +59,9 @@ def prune_candidates(history: list[Message], pruned: set[tuple[int, int]]) -> li
 class OpenCodePrune:
     """OpenCode's prune, run when a user turn ends (or before every step)."""
 
+    frame = 0
+    """Tokens it adds before the messages of a request: none."""
+
     def __init__(self, every_step: bool = False):
         self.name = "opencode-prune-each-step" if every_step else "opencode-prune"
         self.every_step = every_step

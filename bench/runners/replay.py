@@ -5,10 +5,13 @@ contender (no compression; deepmem scheduled with each price model; deepmem on t
 fixed schedule; the hindsight-optimal schedule per price model; masking baselines; the
 fixed schedule at other settings); the visible context is counted in o200k tokens and
 compared with the previous step's request, and every meter is priced under each price
-model. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
+model. Every request is billed whole: the host's system prompt and tool definitions on
+both sides, deepmem's own tool schemas, stable block and whispers on its side
+(`bench/frames.py`); the messages alone are reported beside. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
 and `.png`.
 
-    python -m bench.replay [--corpus NAME|DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid ''] [--no-latency]
+    python -m bench.replay [--corpus NAME|DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid '']
+                           [--frame opencode|real|none] [--frame-extra N] [--rebuild-additions] [--no-latency]
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ import msgspec
 from bench.contenders.hindsight import Hindsight
 from bench.contenders.masking import MaskOldOutputs
 from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
+from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of, session_setup
 from bench.report import RESULTS, draw_chart, format_sessions, format_totals, write_json
 from bench.runners.latency import format_latency, measure_latency
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
 from deepmem.prices import FAMILIES, REPORTED, PriceModel
-from deepmem.replay import Deepmem, Uncompressed, replay_session
+from deepmem.replay import Additions, Deepmem, Uncompressed, replay_session
 from deepmem.types import Settings
 
 GRID = [(2, 10), (4, 20)]
@@ -45,13 +49,15 @@ def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem
     ]
 
 
-def contenders(settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], session: list) -> list:
+def contenders(
+    settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], session: list, additions: Additions
+) -> list:
     """Fresh contenders for one session: the baseline first, deepmem and the hindsight optimum per price model."""
     return [
         Uncompressed(),
-        *(Deepmem(settings, name=f"deepmem@{model.name}", prices=model) for model in models),
-        Deepmem(msgspec.structs.replace(settings, schedule="fixed"), name="deepmem-fixed"),
-        *(Hindsight(settings, model, session) for model in models),
+        *(Deepmem(settings, name=f"deepmem@{model.name}", prices=model, additions=additions) for model in models),
+        Deepmem(msgspec.structs.replace(settings, schedule="fixed"), name="deepmem-fixed", additions=additions),
+        *(Hindsight(settings, model, session, additions) for model in models),
         MaskOldOutputs(keep=10, every=1),
         MaskOldOutputs(keep=10, every=10),
         *grid_settings(settings, grid),
@@ -72,8 +78,11 @@ def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[st
     }
 
 
-def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel]) -> dict:
-    """Per-session and total ratios of every contender against no compression, under each price model."""
+def replay_corpus(
+    paths: list[Path], settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], frame: Frame, additions: dict
+) -> dict:
+    """Per-session and total ratios of every contender against no compression, under each price model,
+    every request billed whole (`bench.frames`)."""
     counter = TokenCounter()
     totals: dict[str, Meter] = {}
     sessions = []
@@ -81,8 +90,9 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
     failures = 0
     for number, path in enumerate(paths, 1):
         messages = load_messages(path)
-        players = contenders(settings, grid, models, messages)
-        meters = replay_session(messages, players, counter)
+        setup = session_setup(path, messages, frame, additions, counter)
+        players = contenders(settings, grid, models, messages, setup.additions)
+        meters = replay_session(messages, players, counter, setup.frame)
         for player in players[1 : len(models) + 1]:
             seconds.extend(player.seconds)
             failures += player.failures
@@ -93,6 +103,9 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
                 "steps": baseline.steps,
                 "tokens": baseline.tokens,
                 "final_tokens": baseline.final_tokens,
+                "frame": setup.frame,
+                "deepmem_frame": setup.additions.frame,
+                "whispers": len(setup.additions.whispers),
                 "ratios": priced_ratios(meters, models),
             }
         )
@@ -121,6 +134,7 @@ def replay_corpus(paths: list[Path], settings: Settings, grid: list[tuple[int, i
         }
         if sessions
         else {},
+        "frame": msgspec.to_builtins(frame),
         "grid": [{"tail_steps": tail, "batch_steps": batch} for tail, batch in grid],
         "deepmem_transform_ms": {
             "median": 1000 * seconds[len(seconds) // 2] if seconds else 0.0,
@@ -160,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         default=GRID,
         help="TAILxBATCH points of the fixed schedule besides its default 4x10, comma-separated ('' for none)",
     )
+    add_frame_arguments(parser)
     parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay-<corpus>.json and .png")
     args = parser.parse_args(argv)
@@ -169,10 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         paths = session_paths(corpus, args.sessions)
         if not paths:
             parser.error(f"no sessions in {corpus}")
-        result = replay_corpus(paths, settings, args.grid, args.prices)
+        name = corpus_name(corpus)
+        additions = corpus_additions(corpus, name, args.rebuild_additions)
+        result = replay_corpus(paths, settings, args.grid, args.prices, frame_of(args), additions)
         print(format_sessions(result, args.prices[0].name), end="")
         print(format_totals(result), end="")
-        name = corpus_name(corpus)
         write_json(result, args.out / f"replay-{name}.json")
         draw_chart(result, args.out / f"replay-{name}.png", args.prices[0].name)
         print(f"wrote {args.out / f'replay-{name}.json'} and {args.out / f'replay-{name}.png'}\n")

@@ -16,9 +16,15 @@ from pathlib import Path
 import msgspec
 
 from deepmem.audit import SessionAudit, audit_session, top_savers
+from deepmem.bridge.tools import TOOL_SCHEMAS
 from deepmem.cli import add_root
+from deepmem.frame import OPENCODE_FRAME_TOKENS
+from deepmem.memory.api import stable_block
 from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
 from deepmem.prices import REPORTED
+from deepmem.project import Project
+from deepmem.replay import Additions
+from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError, Message
 
 EXIT_OK, EXIT_SKIPPED, EXIT_NOTHING = 0, 1, 2
@@ -99,6 +105,7 @@ def audits(
 ) -> Iterator[SessionAudit]:
     """Each chosen session replayed; one that cannot be loaded is a warning."""
     settings = args.root.config.compress
+    frame, additions = request_frame(args.root)
     progress = ProgressBar(len(chosen)) if sys.stderr.isatty() and not args.json else None
     for number, (session, load) in enumerate(chosen, 1):
         if progress:
@@ -108,11 +115,20 @@ def audits(
         except InputError as exc:
             warnings.append(str(exc))
             continue
-        result = audit_session(session.id, messages, settings)
+        result = audit_session(session.id, messages, settings, frame, additions)
         result.title, result.source = session.title, session.source
         yield result
     if progress:
         progress.done()
+
+
+def request_frame(project: Project) -> tuple[int, Additions]:
+    """What every request carries before its messages: OpenCode's system prompt and tools and the
+    user's own (`[cost] frame_tokens`) on both sides; deepmem's tool schemas and the project's
+    memory block on its side (its resume block and whispers are left out: they vary by session)."""
+    tools = sum(estimate_tokens(msgspec.json.encode(schema).decode()) for schema in TOOL_SCHEMAS)
+    block = stable_block(project)
+    return OPENCODE_FRAME_TOKENS + project.config.cost.frame_tokens, Additions(frame=tools + estimate_tokens(block))
 
 
 class ProgressBar:

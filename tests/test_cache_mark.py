@@ -1,0 +1,60 @@
+"""Where deepmem's own cache mark goes: the last text of the answering model at or before a boundary."""
+
+from __future__ import annotations
+
+from deepmem.cache_mark import MarkPlaces, carries_mark, markable_part, with_mark
+from deepmem.history import message_steps
+
+CLAUDE = {"providerID": "anthropic", "modelID": "claude-opus"}
+GPT = {"providerID": "openai", "modelID": "gpt-5"}
+
+
+def user(model: dict | None = None) -> dict:
+    """A user message asking for `model`."""
+    info = {"role": "user", **({"model": model} if model else {})}
+    return {"info": info, "parts": [{"type": "text", "text": "go on"}]}
+
+
+def assistant(model: dict, *parts: dict) -> dict:
+    """An assistant message from `model` with the given parts."""
+    return {"info": {"role": "assistant", **model}, "parts": list(parts)}
+
+
+TEXT = {"type": "text", "text": "I will read it."}
+TOOL = {"type": "tool", "tool": "read", "state": {"status": "completed", "input": {}, "output": "x"}}
+
+
+def places(messages: list[dict]) -> MarkPlaces:
+    """The mark places of a history."""
+    return MarkPlaces(messages, message_steps(messages))
+
+
+def test_the_mark_sits_on_the_last_text_at_or_before_the_boundary() -> None:
+    history = [user(CLAUDE), assistant(CLAUDE, TEXT, TOOL), assistant(CLAUDE, TOOL), assistant(CLAUDE, TOOL, TEXT), user()]
+    found = places(history)
+    assert found.place(2, 3) == (1, 1, 0)
+    assert found.place(3, 3) == (3, 3, 1)
+    assert found.place(0, 3) is None
+
+
+def test_no_mark_without_assistant_text_or_on_another_models_text() -> None:
+    """Text only from GPT before the boundary, and the session asks Claude from request 1 on: no place."""
+    history = [user(GPT), assistant(GPT, TEXT, TOOL), user(CLAUDE), assistant(CLAUDE, TOOL), assistant(CLAUDE, TOOL)]
+    found = places(history)
+    assert found.request_models == [("openai", "gpt-5"), ("anthropic", "claude-opus"), ("anthropic", "claude-opus"), ("anthropic", "claude-opus")]
+    assert found.place(1, 1) is None and found.place(3, 3) is None
+    assert found.place(1, 0) == (1, 1, 0)
+
+
+def test_empty_ignored_and_non_text_parts_are_not_markable() -> None:
+    message = assistant(CLAUDE, TEXT, {"type": "text", "text": "  "}, {"type": "text", "text": "x", "ignored": True}, TOOL)
+    assert markable_part(message) == 0
+    assert markable_part(user(CLAUDE)) is None
+
+
+def test_the_mark_keeps_the_rest_of_the_metadata() -> None:
+    part = {"type": "text", "text": "a", "metadata": {"anthropic": {"signature": "s"}, "other": 1}}
+    marked = with_mark(part)
+    assert carries_mark(marked) and not carries_mark(part)
+    assert marked["metadata"] == {"anthropic": {"signature": "s", "cacheControl": {"type": "ephemeral"}}, "other": 1}
+    assert part["metadata"] == {"anthropic": {"signature": "s"}, "other": 1}
