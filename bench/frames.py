@@ -135,7 +135,8 @@ def corpus_additions(folder: Path, corpus: str, rebuild: bool = False) -> dict[s
         built = msgspec.json.decode(path.read_bytes(), type=dict[str, Additions])
     else:
         built = build_additions(folder)
-        atomic_write(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
+        if built:
+            atomic_write(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
     return built
 
 
