@@ -85,15 +85,23 @@ class PriceModel(msgspec.Struct, frozen=True):
         """What a request of `tokens` costs (per million) when `cached` of them are read from the cache."""
         return self.cache_read * cached + self.cache_write * (tokens - cached)
 
+    def read_tokens(self, repeated: float, marked: float, pause_ms: float) -> float:
+        """What a request reads from the cache when it repeats the previous one's first `repeated`
+        tokens, `marked` of them up to a place it marked, after `pause_ms` idle."""
+        return 0.0 if self.expired(pause_ms) else marked if self.cached_at_marks else repeated
+
     def request_dollars(self, tokens: float, repeated: float, marked: float, pause_ms: float) -> float:
         """What a request costs (per million) that repeats the previous one's first `repeated` tokens,
         `marked` of them up to a place it marked, after `pause_ms` idle."""
-        cached = 0.0 if self.expired(pause_ms) else marked if self.cached_at_marks else repeated
-        return self.dollars(tokens, cached)
+        return self.dollars(tokens, self.read_tokens(repeated, marked, pause_ms))
 
     def dollars_uncached(self, tokens: float) -> float:
         """What `tokens` cost (per million) without a prompt cache."""
         return self.input * tokens
+
+    def input_units(self, read: float, written: float, uncached: float) -> float:
+        """What tokens read from the cache, written to it and sent past it cost, in units of the input price."""
+        return (self.cache_read * read + self.cache_write * written + self.input * uncached) / self.input
 
 
 FAMILIES: dict[str, PriceModel] = {
@@ -108,6 +116,19 @@ places OpenCode marks), OpenAI and DeepSeek (read 0.1×, no write premium, any r
 DeepSeek's disk cache lasts hours), Gemini (read 0.25×), and the cautious end of their prices
 for a provider we do not know. OpenCode marks requests only for Anthropic's models, so any
 other model's cache, if it has one, reads whatever prefix repeats."""
+
+ONE_HOUR_WRITE = 2.0
+"""Anthropic bills a write to its 1-hour cache at this many times the input price (a 5-minute one at 1.25×)."""
+ONE_HOUR = 3_600
+"""The lifetime of Anthropic's 1-hour cache entries, in seconds."""
+
+
+def one_hour_cache(prices: PriceModel) -> PriceModel:
+    """The same prices with Anthropic's 1-hour cache entries: a write at twice the input price, kept an hour idle."""
+    return msgspec.structs.replace(
+        prices, name=f"{prices.name}-1h", cache_write=ONE_HOUR_WRITE * prices.input, ttl_seconds=ONE_HOUR
+    )
+
 
 REPORTED = ("anthropic", "openai", "gemini")
 """The price models every cost report shows, besides any other asked for."""
