@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from deepmem.compressors import json_arrays, stale_reads
 from deepmem.text.fields import main_text
-from deepmem.toolcalls.kinds import PROTECTED_TOOLS, kind_routes, tool_kind
+from deepmem.toolcalls.kinds import is_protected_tool, kind_routes, tool_kind
 from deepmem.toolcalls.touches import SHELL_TOOLS
 from deepmem.types import Context, Part
 
@@ -45,11 +45,6 @@ part, tier, settings and the lines its message copied (`ctx.copied`)."""
 FACT_FREE = frozenset(REGISTRY) - READS_FACTS
 """Compressors whose result the pipeline may reuse wherever the same part meets the same tier
 (and the same copied lines)."""
-
-def is_protected_tool(tool: str) -> bool:
-    """True for tools whose outputs the model relies on verbatim (the table's protected ones, every `memory_*` tool)."""
-    return tool in PROTECTED_TOOLS or tool.startswith("memory_")
-
 
 def is_duplicate(part: Part, ctx: Context) -> bool:
     """A call repeated later with the same input and output."""

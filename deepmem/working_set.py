@@ -47,7 +47,7 @@ from deepmem.history import whole_view_tokens
 from deepmem.prices import FAMILIES
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
-from deepmem.toolcalls.touches import FILE_TOOLS, Touches
+from deepmem.toolcalls.touches import FILE_TOOLS, TODO_TOOLS, Touches
 from deepmem.types import Message, Part, Settings
 
 VENDORED = re.compile(
@@ -67,7 +67,7 @@ FRESH_STEPS = Settings().tail_steps
 """Steps a view of a file read once and not yet edited stays whole: the young steps' span."""
 
 
-UNREPEATED_TOOLS = FILE_TOOLS | {"todowrite"}
+UNREPEATED_TOOLS = FILE_TOOLS | TODO_TOOLS
 """Tools whose repeated calls are not a command the agent keeps re-running."""
 PATH_WORD = re.compile(r"[\w.\-/]+\.\w+")
 """Words of user text or a todo item that look like file names (`app/uploads.py`)."""
@@ -230,7 +230,7 @@ class WorkingSetBuilder:
         `input_signature`; `touched`: what the call touches, read once by the facts)."""
         state = part.get("state") or {}
         inputs = state.get("input") if isinstance(state.get("input"), dict) else {}
-        if part.get("tool") == "todowrite":
+        if part.get("tool") in TODO_TOOLS:
             self.add_named(open_todo_text(inputs))
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":

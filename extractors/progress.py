@@ -10,6 +10,7 @@ import msgspec
 from deepmem.extractors.calls import Timeline
 from deepmem.extractors.errors import call_label
 from deepmem.extractors.statements import sentences
+from deepmem.toolcalls.touches import TODO_TOOLS
 
 TEST_COMMAND = re.compile(r"\b(?:pytest|tox|nox|unittest|runtests\.py|manage\.py test|npm test|go test|cargo test|make test|bin/test)\b")
 INTENT = re.compile(
@@ -67,7 +68,7 @@ def find_progress(timeline: Timeline) -> Progress:
 def latest_todos(timeline: Timeline) -> tuple[Todo, ...]:
     """The newest todowrite list."""
     for call in reversed(timeline.calls):
-        if call.tool == "todowrite" and isinstance(call.input.get("todos"), list):
+        if call.tool in TODO_TOOLS and isinstance(call.input.get("todos"), list):
             return tuple(
                 Todo(str(item.get("content", "")), str(item.get("status", "")), str(item.get("priority", "")))
                 for item in call.input["todos"]

@@ -24,8 +24,8 @@ class Tool(NamedTuple):
     """The compressors that see an old output of this kind, in order (modules of
     `deepmem.compressors`); every row of a kind names the same ones."""
     touches: str = ""
-    """What its input acts on: `read`, `edit`, `write` or `patch` a file, or run a `shell`
-    command ('' for nothing)."""
+    """What its input acts on: `read`, `edit`, `write` or `patch` a file, run a `shell`
+    command, or set the `todos` list ('' for nothing)."""
     quotes: tuple[str, ...] = ()
     """How its input may copy earlier output (`deepmem.support`): `replaced` text of an edit,
     the `patch` it applies, the `command` it runs."""
@@ -49,19 +49,29 @@ TOOLS: dict[str, Tool] = {
     "patch": Tool("command", COMMAND_ROUTE, "patch", ("patch",), protected=True),
     "apply_patch": Tool("command", COMMAND_ROUTE, "patch", ("patch",), protected=True),
     "question": Tool("command", COMMAND_ROUTE, protected=True),
-    "todowrite": Tool("command", COMMAND_ROUTE, protected=True),
+    "todowrite": Tool("command", COMMAND_ROUTE, "todos", protected=True),
     "deep_expand": Tool("command", COMMAND_ROUTE, protected=True),
 }
-"""Tool name → its row (every `memory_*` tool is protected besides, see `compressors.is_protected_tool`)."""
+"""Tool name → its row (a `memory_*` tool has `MEMORY_TOOL`'s)."""
 
 UNKNOWN_TOOL = Tool("command", COMMAND_ROUTE, quotes=("replaced", "patch", "command"))
 """A tool not named in the table: `command` output, touches nothing, not protected, and its
 input read for quotes every way there is."""
+MEMORY_PREFIX = "memory_"
+"""The memory tools (`memory_store`, `memory_search`, …) all start so."""
+MEMORY_TOOL = UNKNOWN_TOOL._replace(protected=True)
+"""A memory tool: an unknown tool's row, its output protected (the model relies on it verbatim)."""
 
 
 def tool_row(tool: str) -> Tool:
-    """The table's row for a tool name (`UNKNOWN_TOOL` for one it does not name)."""
-    return TOOLS.get(tool, UNKNOWN_TOOL)
+    """The table's row for a tool name (`MEMORY_TOOL` for a memory tool, `UNKNOWN_TOOL` for
+    another one it does not name)."""
+    return TOOLS.get(tool) or (MEMORY_TOOL if tool.startswith(MEMORY_PREFIX) else UNKNOWN_TOOL)
+
+
+def is_protected_tool(tool: str) -> bool:
+    """True for tools whose outputs are never compressed (the table's protected rows, every memory tool)."""
+    return tool_row(tool).protected
 
 
 def kind_routes() -> dict[str, tuple[str, ...]]:
@@ -76,10 +86,6 @@ def kind_routes() -> dict[str, tuple[str, ...]]:
 def tools_that(touches: str) -> frozenset[str]:
     """The tools whose input acts as `touches` says."""
     return frozenset(name for name, tool in TOOLS.items() if tool.touches == touches)
-
-
-PROTECTED_TOOLS = frozenset(name for name, tool in TOOLS.items() if tool.protected)
-"""Tools whose outputs are never compressed."""
 
 
 def tool_kind(part: Part) -> str:

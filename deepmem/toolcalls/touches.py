@@ -39,6 +39,8 @@ PATCH_TOOLS = tools_that("patch")
 SHELL_TOOLS = tools_that("shell")
 FILE_TOOLS = EDIT_TOOLS | WRITE_TOOLS | PATCH_TOOLS
 """Tools made to change files: their input holds what they change, their output only confirms it."""
+TODO_TOOLS = tools_that("todos")
+"""Tools whose input is the todo list: it names what is being worked on, and touches no file."""
 NOTHING: Mapping[str, str] = {}
 
 
