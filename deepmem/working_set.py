@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import NamedTuple
 
 import orjson
 
@@ -77,6 +78,16 @@ MIN_CODE_NAME = 8
 """Shorter code names (`getId`, `to_str`) are shown by too many files to say which one is meant."""
 DONE = ("completed", "cancelled")
 """Todo items in these states no longer name what is being worked on."""
+
+
+class View(NamedTuple):
+    """One read of a file: where its output starts, the part that holds it, and the output
+    (a tuple: built for every read of every fold)."""
+
+    path: str
+    first_line: int
+    part_id: str
+    output: str
 
 
 @lru_cache(maxsize=4096)
@@ -134,9 +145,8 @@ class WorkingSetBuilder:
         """(step, file name) of every touch, in order (steps never decrease)."""
         self.whole: frozenset[str] = frozenset()
         """Part ids of the views kept whole, as of the last snapshot."""
-        self.reads: dict[str, list[tuple[tuple[str, int], str, str]]] = {}
-        """File name → ((path, first line), part id, output) of each live read of a file of
-        that name, oldest first."""
+        self.reads: dict[str, list[View]] = {}
+        """File name → each live read of a file of that name, oldest first."""
         self.sizes: dict[str, int] = {}
         """Part id → estimated tokens of a view's output, for files read more than once."""
         self.named: set[str] = set()
@@ -173,7 +183,7 @@ class WorkingSetBuilder:
         words = named_code(text)
         new_words = words - self.code_names.keys()
         for word in new_words:
-            self.code_names[word] = {name for name, views in self.reads.items() if any(word in view[2] for view in views)}
+            self.code_names[word] = {name for name, views in self.reads.items() if any(word in view.output for view in views)}
         if new_words:
             self.note_sole_holders()
         held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
@@ -183,11 +193,11 @@ class WorkingSetBuilder:
         """Recount the files that alone show some code name named."""
         self.sole_holders = {next(iter(names)) for names in self.code_names.values() if len(names) == 1}
 
-    def add_read(self, source: tuple[str, int], part_id: str, output: str, step: int = 0) -> None:
+    def add_read(self, read: View, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
         for good when it shows the same range, or once the newer views fill `file_tokens`
         (sizes are estimated only for files read more than once)."""
-        path = source[0]
+        path, output = read.path, read.output
         self.changed.add(file_name(path))
         self.touch((file_name(path),), step)
         self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
@@ -197,16 +207,16 @@ class WorkingSetBuilder:
         if shown:
             self.note_sole_holders()
         views = self.reads.setdefault(file_name(path), [])
-        kept, room = [(source, part_id, output)], None
+        kept, room = [read], None
         for view in reversed(views):
-            if same_file(view[0][0], path):
+            if same_file(view.path, path):
                 if room is None:
-                    room = self.file_tokens - self.view_tokens(part_id, output)
-                same_range = view[0][1] == source[1]
-                tokens = 0 if same_range else self.view_tokens(view[1], view[2])
+                    room = self.file_tokens - self.view_tokens(read.part_id, output)
+                same_range = view.first_line == read.first_line
+                tokens = 0 if same_range else self.view_tokens(view.part_id, view.output)
                 if same_range or tokens > room:
                     room = room if same_range else 0
-                    self.left[view[1]] = step
+                    self.left[view.part_id] = step
                     continue
                 room -= tokens
             kept.append(view)
@@ -235,7 +245,7 @@ class WorkingSetBuilder:
         part_id = str(part.get("id", ""))
         if touched.reads and state.get("status") == "completed":
             output = str(state.get("output") or "")
-            self.add_read((touched.reads[0], touched.first_line), part_id, output, step)
+            self.add_read(View(touched.reads[0], touched.first_line, part_id, output), step)
             self.where[part_id] = index
             self.outputs[part_id] = output
             return
@@ -249,11 +259,11 @@ class WorkingSetBuilder:
         edited = self.edited.get(name, ())
         ids: set[str] = set()
         latest: dict[str, str] = {}
-        for (path, _), part_id, _ in self.reads.get(name, ()):
-            if name in self.named or not is_vendored(path):
-                latest[path] = part_id
-                if any(same_file(path, other) for other in edited):
-                    ids.add(part_id)
+        for view in self.reads.get(name, ()):
+            if name in self.named or not is_vendored(view.path):
+                latest[view.path] = view.part_id
+                if any(same_file(view.path, other) for other in edited):
+                    ids.add(view.part_id)
         return frozenset(ids.union(latest.values()))
 
     def snapshot(self) -> frozenset[str]:
