@@ -89,6 +89,11 @@ class KindStats(NamedTuple):
         return KindStats(*map(sum, zip(self, other, strict=True)))
 
 
+def tally(rows: dict[str, KindStats], kind: str, counts: KindStats) -> None:
+    """Add one kind's counts to a table of counts by kind."""
+    rows[kind] = rows[kind].plus(counts) if kind in rows else counts
+
+
 def stats_kind(message: Message, part: Part) -> str:
     """The row a part is counted under in `--stats`."""
     if is_user_typed(message, part):
@@ -294,7 +299,7 @@ def compute_message(
         outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
         kind = stats_kind(message, part)
         counts = KindStats(1, int(outcome.part is not None), *outcome.chars, *outcome.tokens)
-        rows[kind] = rows[kind].plus(counts) if kind in rows else counts
+        tally(rows, kind, counts)
         failures += outcome.failures
         tokens += 0 if is_nudge(part) else outcome.tokens[0]
         part_tokens.append(outcome.tokens[1])

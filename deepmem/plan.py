@@ -36,6 +36,7 @@ from deepmem.outcomes import (
     message_digest,
     message_outcome,
     message_sizes,
+    tally,
 )
 from deepmem.prices import PriceModel
 from deepmem.releases import Releases
@@ -224,7 +225,7 @@ class Accumulated(msgspec.Struct, gc=False):
             self.originals.extend(outcome.originals)
         totals = dict(self.totals[-1]) if self.totals else {}
         for kind, counts in outcome.rows:
-            totals[kind] = totals[kind].plus(counts) if kind in totals else counts
+            tally(totals, kind, counts)
         self.keys.append(key)
         self.edit_ends.append(len(self.edits))
         self.original_ends.append(len(self.originals))
