@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import msgspec
 
+from deepmem.cache_mark import MARK_NAME
 from deepmem.history import visible_text
 from deepmem.part_marks import CompressedMark, part_mark
 from deepmem.plan import TransformPlan
@@ -81,6 +82,8 @@ def saved_by_compressor(history: list[Message], plan: TransformPlan) -> dict[str
         original = history[edit.message_index]["parts"][edit.part_index]
         mark = part_mark(edit.part)
         names = (mark.by if isinstance(mark, CompressedMark) else None) or ["?"]
+        if names == [MARK_NAME]:
+            continue
         gain = estimate_tokens(visible_text(original)) - estimate_tokens(visible_text(edit.part))
         name = "+".join(names)
         saved[name] = saved.get(name, 0) + gain

@@ -26,6 +26,9 @@ PROVIDER_KEY = "anthropic"
 """The provider-metadata key OpenCode hands to Anthropic's SDK."""
 MARK = {"type": "ephemeral"}
 """A 5-minute mark: a 1-hour one may not follow OpenCode's 5-minute system mark."""
+MARK_NAME = "cache_mark"
+"""What a part that only carries the mark names as its compressor (its original is kept in CCR
+like any compressed part's, so a session restores exactly)."""
 
 Model = tuple[str, str]
 """(provider id, model id)."""

@@ -26,9 +26,21 @@ class Layout(msgspec.Struct, frozen=True):
     """Index of the first message that is not old."""
     jumps: tuple[int, ...] = (0,)
     """Every boundary the history has jumped to, in order, from 0 up to `boundary`."""
-    rebased: int = 0
-    """The last boundary jumped to when the cache was cold anyway (0 when none): every part
-    old by then is compressed with that boundary's facts and tier."""
+    rebases: tuple[tuple[int, int], ...] = ()
+    """(read step, boundary) of the jumps whose request wrote everything after a point anyway:
+    a cold request (read step 0) and, where the cache is read only at marks, every jump (read
+    step: the step of the mark it read up to, 0 when none). Each old message after its read
+    step is compressed again with that boundary's facts and tier; a later rebase that reaches
+    further back replaces an earlier one."""
+
+    @property
+    def rebased(self) -> int:
+        """The last boundary that compressed every old message again (0 when none)."""
+        return max((boundary for read, boundary in self.rebases if read == 0), default=0)
+
+    def rebase_of(self, step: int) -> int:
+        """The last boundary that compressed a message of this step again (0 when none)."""
+        return max((boundary for read, boundary in self.rebases if read < step or read == 0), default=0)
 
 
 def message_steps(messages: list[Message]) -> tuple[int, ...]:
@@ -46,7 +58,7 @@ def layout(
     messages: list[Message],
     jumps: tuple[int, ...],
     steps: tuple[int, ...] | None = None,
-    rebased: int = 0,
+    rebases: tuple[tuple[int, int], ...] = (),
 ) -> Layout:
     """Number the steps of a history and place its boundary at the last of `jumps`."""
     steps = message_steps(messages) if steps is None else steps
@@ -56,7 +68,7 @@ def layout(
         (i for i, m in enumerate(messages) if m["info"]["role"] == "assistant" and steps[i] > boundary),
         len(messages),
     )
-    return Layout(count, boundary, steps, first_young, jumps, rebased)
+    return Layout(count, boundary, steps, first_young, jumps, rebases)
 
 
 def step_indexes(messages: list[Message]) -> Iterator[int]:

@@ -5,8 +5,10 @@ cut part is new to the provider, so the jump's own request pays the cache-write 
 for what a warm cache would have read for a tenth; every later request is smaller by
 what the jump removed, at the cache-read price. A provider that reads a cached prefix
 only up to a marked place (`PriceModel.cached_at_marks`: Anthropic, where OpenCode marks
-the system prompt and the last two messages) finds no mark before the change, so there
-the jump writes every message again, the old steps before it too. The schedule jumps when
+the system prompt and the last two messages) finds no mark of OpenCode's before the change,
+so there the jump writes every message again from deepmem's own mark on (the last text of
+the answering model before the boundary, `deepmem.cache_mark`; from the start without
+one), the old steps after that mark too. The schedule jumps when
 
     Σ over the steps since the last jump of (what a jump would remove × read)  ≥  the jump request's extra cost
 
@@ -50,6 +52,10 @@ class Sizes(msgspec.Struct, frozen=True):
     whole counted whole."""
     cold: tuple[bool, ...]
     """The request of step k finds no cached prefix (a pause past the lifetime, a new model)."""
+    marked: tuple[int, ...] = ()
+    """Per boundary k: the probed tokens before the cache mark a request places while k is the
+    boundary (`deepmem.cache_mark`), which a jump from k reads from the cache where the cache
+    is read only at marks; none when empty (no mark)."""
 
 
 def running_totals(message_steps: Sequence[int], values: Sequence[int], steps: int) -> tuple[int, ...]:
@@ -154,12 +160,13 @@ def jump_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: Price
     """Estimated cost (write-price units) of request `step` jumping from `boundary` to `target`.
 
     Everything from the first newly cut part on is written; before it, the cache is read up
-    to the boundary (with a cache read only at marks, nothing is: those old steps are written
-    too); a cold cache writes the whole request.
+    to the boundary (with a cache read only at marks, only up to our mark before it: the old
+    steps after the mark are written too); a cold cache writes the whole request.
     """
     if sizes.cold[step]:
         return request_tokens(sizes, step, target)
-    return prices.kept_prefix(sizes.probed[boundary]) + rewritten_tokens(sizes, step, boundary, target)
+    marked = sizes.marked[boundary] if len(sizes.marked) else 0
+    return prices.kept_prefix(sizes.probed[boundary], marked) + rewritten_tokens(sizes, step, boundary, target)
 
 
 def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:

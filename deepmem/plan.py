@@ -15,13 +15,14 @@ place.
 from __future__ import annotations
 
 import gc
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import msgspec
 import xxhash
 
+from deepmem.cache_mark import MARK_NAME, with_mark
 from deepmem.copied import CopiedLines, copied_lines
 from deepmem.facts import FactsBuilder
 from deepmem.history import Layout, tier_for
@@ -33,6 +34,7 @@ from deepmem.outcomes import (
     KindStats,
     MessageKey,
     MessageOutcome,
+    mark_restorable,
     message_digest,
     message_outcome,
     message_sizes,
@@ -69,6 +71,8 @@ class TransformPlan(msgspec.Struct, frozen=True):
     """Per message: estimated tokens of its uncompressed parts (appended nudges excluded)."""
     signals: list[Signals] = []
     """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
+    mark: tuple[int, int] | None = None
+    """(message index, part index) of the part that carries deepmem's cache mark, if any."""
 
 
 def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
@@ -115,6 +119,8 @@ def freeze_batches(
         start = end
         stops[boundary] = (hasher.intdigest(), tokens)
 
+    rebased_from = {boundary: first_after(shape.message_steps, read) for read, boundary in shape.rebases}
+
     def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
         ahead, read = FactsBuilder(working_set_builder(settings, prices)), 0
@@ -130,10 +136,11 @@ def freeze_batches(
             ahead.working.snapshot()
             facts = builder.snapshot()
             facts = msgspec.structs.replace(facts, whole_views=ahead.working.whole & facts.working_set)
-            if boundary == shape.rebased:
-                releases.forget()
-            releases.release(boundary, done, ahead.working.left, facts.working_set, facts.whole_views)
-            first = 0 if boundary == shape.rebased else done
+            first = rebased_from.get(boundary, done)
+            if boundary in rebased_from:
+                releases.forget(first)
+            else:
+                releases.release(boundary, done, ahead.working.left, facts.working_set, facts.whole_views)
             releases.hold(facts.working_set, facts.whole_views, builder.working.where, first, end)
             done = end
             fingerprint, tokens = stops[boundary]
@@ -142,7 +149,12 @@ def freeze_batches(
 
     seen = jump_end(shape.message_steps, shape.boundary + settings.tail_steps, shape.first_young)
     young = xxhash.xxh3_64_intdigest(b"".join(b"?" if digest is None else digest for digest in digests[shape.first_young : seen]))
-    return CACHES.batches.get((stops[shape.boundary][0], young, shape.jumps, shape.rebased, prices), build)
+    return CACHES.batches.get((stops[shape.boundary][0], young, shape.jumps, shape.rebases, prices), build)
+
+
+def first_after(message_steps: tuple[int, ...], step: int) -> int:
+    """Index of the first message whose step is past `step` (0 for step 0: every message)."""
+    return bisect_right(message_steps, step) if step else 0
 
 
 def jump_end(message_steps: tuple[int, ...], step: int, start: int) -> int:
@@ -264,7 +276,8 @@ def plan_transform(
         if digests is None:
             digests = [message_digest(message) for message in messages]
         schedule = schedule_layout(messages, digests, settings, prices, jumps)
-        return plan_history(messages, settings, tier, digests, schedule.layout, schedule.prices)
+        plan = plan_history(messages, settings, tier, digests, schedule.layout, schedule.prices)
+        return with_cache_mark(plan, messages, schedule.mark) if schedule.mark else plan
 
 
 def plan_history(
@@ -287,7 +300,7 @@ def plan_history(
         CACHES.copied.put(first, copied)
     settings_key = repr(settings)  # hashed once per plan, not once per message
     message_batches = [
-        batches[max(first_boundary(step, shape.jumps), shape.rebased)] if index < shape.first_young else NEW_PARTS
+        batches[max(first_boundary(step, shape.jumps), shape.rebase_of(step))] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
     kept = kept_copies(copied, message_batches, shape.first_young)
@@ -333,6 +346,24 @@ def plan_history(
         message_tokens=list(done.message_tokens),
         signals=list(done.signals),
     )
+
+
+def with_cache_mark(plan: TransformPlan, messages: list[Message], mark: tuple[int, int]) -> TransformPlan:
+    """The plan with deepmem's cache mark on the part at `mark` (message index, part index): on its
+    edit when it has one, else on an edit of its own whose original goes to CCR like any other."""
+    message_index, part_index = mark
+    edits, originals = list(plan.edits), plan.originals
+    at = bisect_left(edits, mark, key=lambda edit: (edit.message_index, edit.part_index))
+    if at < len(edits) and (edits[at].message_index, edits[at].part_index) == mark:
+        edits[at] = msgspec.structs.replace(edits[at], part=with_mark(edits[at].part))
+    else:
+        message = messages[message_index]
+        original = message["parts"][part_index]
+        part, kept = mark_restorable(original, with_mark(original), [MARK_NAME])
+        edit = PartEdit(message_index, part_index, str(message["info"].get("id", "")), str(original.get("id", "")), part)
+        edits.insert(at, edit)
+        originals = [*originals, kept]
+    return msgspec.structs.replace(plan, edits=edits, originals=originals, mark=mark)
 
 
 def apply_edits(messages: list[Message], edits: list[PartEdit]) -> list[Message]:

@@ -57,16 +57,22 @@ class PriceModel(msgspec.Struct, frozen=True):
         """What keeping `tokens` in a cached prefix costs one more request, in write-price units."""
         return self.read * tokens
 
-    def kept_prefix(self, tokens: float) -> float:
+    def kept_prefix(self, tokens: float, marked: float = 0.0) -> float:
         """What the unchanged `tokens` before a request's first change cost it, in write-price units:
-        read from the cache, or written again where the cache is read only at marks."""
-        return tokens if self.cached_at_marks else self.rent(tokens)
+        read from the cache, or, where the cache is read only at marks, the first `marked` of them
+        (up to the last mark before the change) read and the rest written again."""
+        return self.rent(marked) + tokens - marked if self.cached_at_marks else self.rent(tokens)
 
     @property
     def rent_steps(self) -> int:
         """Requests after which renting tokens at the cache-read price has cost as much as writing
         them again once (capped at `MAX_RENT_STEPS` for a cache that reads nearly free)."""
         return MAX_RENT_STEPS if self.read <= 1 / MAX_RENT_STEPS else math.ceil(1 / self.read)
+
+    @property
+    def marks_pay(self) -> bool:
+        """Whether a mark of our own lets a request read further from the cache (cache read only at marks)."""
+        return self.cached_at_marks
 
     @property
     def jumps_write_everything(self) -> bool:

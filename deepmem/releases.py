@@ -31,9 +31,11 @@ class Releases:
         not yet released."""
         self.released: dict[int, list[tuple[str, int]]] = {}
 
-    def forget(self) -> None:
-        """A cold jump re-cuts every old part with its own facts: nothing held before it counts."""
-        self.held = {}
+    def forget(self, first: int = 0) -> None:
+        """A jump that writes every message from `first` on re-cuts them with its own facts: no view
+        held there counts any more, and none before it is released (that would rewrite what the
+        jump reads from the cache)."""
+        self.held = {part_id: held for part_id, held in self.held.items() if held[0] < first}
 
     def release(
         self, boundary: int, done: int, left: Mapping[str, int], working_set: frozenset[str], whole: frozenset[str]

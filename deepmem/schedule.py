@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import msgspec
 
+from deepmem.cache_mark import MarkPlaces
 from deepmem.facts import WholeViews
 from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
-from deepmem.jumps import Sizes, cold_steps, fixed_jumps, priced_jumps, running_totals
+from deepmem.jumps import Sizes, boundary_at, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.outcomes import CACHES, Batch, compute_message, message_digest, message_sizes
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.types import Facts, Message, Settings, Tier
@@ -106,6 +107,22 @@ def whole_views(
     return folded
 
 
+def mark_places(messages: list[Message], steps: tuple[int, ...], settings: Settings, prices: PriceModel) -> MarkPlaces | None:
+    """Where deepmem's own cache mark can sit, when the provider reads its cache only at marks
+    and the settings allow the mark; None otherwise."""
+    return MarkPlaces(messages, steps) if settings.cache_mark and prices.marks_pay else None
+
+
+def marked_tokens(places: MarkPlaces | None, probed: tuple[int, ...]) -> tuple[int, ...]:
+    """Per boundary k: the probed tokens before the mark placed while k is the boundary, for the
+    model the newest request asks for (the mark's own message counted as written); () without marks."""
+    if places is None:
+        return ()
+    step = len(probed) - 1
+    found = [places.place(boundary, step) for boundary in range(step + 1)]
+    return tuple(probed[place[0] - 1] if place else 0 for place in found)
+
+
 def step_sizes(
     messages: list[Message],
     digests: list[bytes | None],
@@ -113,9 +130,10 @@ def step_sizes(
     settings: Settings,
     prices: PriceModel,
     cold: tuple[bool, ...],
+    places: MarkPlaces | None = None,
 ) -> Sizes:
-    """What the schedule weighs: running token totals per step, uncompressed and probed, and
-    the cold steps."""
+    """What the schedule weighs: running token totals per step, uncompressed and probed, the
+    cold steps, and what a jump reads up to deepmem's cache mark (`places`)."""
     count = steps[-1] if steps else 0
     sizes = MessageTokens(messages, digests, steps, settings)
     probed = [sizes.probe(index) for index in range(len(messages))]
@@ -123,14 +141,16 @@ def step_sizes(
     folded = whole_views(messages, digests, steps, settings, prices)
     whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
     old = running_totals(steps, probed, count)
-    return Sizes(sizes.totals, tuple(cut + kept for cut, kept in zip(old, whole, strict=True)), cold)
+    totals = tuple(cut + kept for cut, kept in zip(old, whole, strict=True))
+    return Sizes(sizes.totals, totals, cold, marked_tokens(places, totals))
 
 
 def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
     """What the schedule weighs over a whole history, for a caller that holds only its messages."""
     digests = [message_digest(message) for message in messages]
     steps = message_steps(messages)
-    return step_sizes(messages, digests, steps, settings, prices, cold_steps(messages, steps, steps[-1] if steps else 0, prices))
+    cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
+    return step_sizes(messages, digests, steps, settings, prices, cold, mark_places(messages, steps, settings, prices))
 
 
 def scheduled_jumps(
@@ -140,34 +160,59 @@ def scheduled_jumps(
     settings: Settings,
     prices: PriceModel,
     cold: tuple[bool, ...],
+    places: MarkPlaces | None = None,
 ) -> tuple[int, ...]:
     """The boundaries this history has jumped to, by the schedule the settings name."""
     count = steps[-1] if steps else 0
     if settings.schedule == "fixed":
         return fixed_jumps(count, settings)
-    return priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold), settings, prices)
+    return priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold, places), settings, prices)
 
 
-def rebase_boundary(jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings, prices: PriceModel) -> int:
-    """The last boundary jumped to at a request that writes every message again anyway (0 when none).
+def rebases(
+    jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings, prices: PriceModel, places: MarkPlaces | None
+) -> tuple[tuple[int, int], ...]:
+    """(read step, boundary) of each jump made at a request that writes every message after a point anyway.
 
-    Such a request is written whole whatever it holds, so its jump cuts deep at no cache
-    cost: every old part is compressed again with the newest facts and tier (stale reads,
-    repeated calls, outputs that left the working set), not only the newly old steps. It
-    is the request after a pause past the cache's lifetime or a model switch, and, where
-    the cache is read only at marks, every jump's (`PriceModel.cached_at_marks`).
+    Such a request writes what follows that point whatever it holds, so its jump cuts deep
+    there at no cache cost: every old part after it is compressed again with the newest
+    facts and tier (stale reads, repeated calls, outputs that left the working set), not
+    only the newly old steps. A request after a pause past the cache's lifetime or a model
+    switch writes everything (read step 0); where the cache is read only at marks, every
+    jump writes what follows deepmem's mark (`deepmem.cache_mark`; everything without one).
+    A rebase that reaches as far back as an earlier one replaces it.
     """
-    if prices.jumps_write_everything:
-        return jumps[-1]
-    made = [boundary + settings.tail_steps for boundary in jumps if boundary > 0]
-    return max((step - settings.tail_steps for step in made if step < len(cold) and cold[step]), default=0)
+    found: list[tuple[int, int]] = []
+    for previous, boundary in zip(jumps, jumps[1:], strict=False):
+        made = boundary + settings.tail_steps
+        if made < len(cold) and cold[made]:
+            read = 0
+        elif prices.jumps_write_everything:
+            place = places.place(previous, made) if places else None
+            read = place[0] if place else 0
+        else:
+            continue
+        found = [(step, target) for step, target in found if step < read] + [(read, boundary)]
+    return tuple(found)
+
+
+def mark_at(places: MarkPlaces | None, shape: Layout, settings: Settings) -> tuple[int, int] | None:
+    """(message index, part index) of the part the current request marks for the cache: the last
+    text of its model at or before the boundary the previous request had; None when none."""
+    if places is None or shape.step == 0:
+        return None
+    previous = boundary_at(shape.jumps, settings, shape.step - 1)
+    place = places.place(previous, shape.step)
+    return (place[1], place[2]) if place else None
 
 
 class Schedule(msgspec.Struct, frozen=True):
-    """Where a history's boundary stands, and the price model that put it there."""
+    """Where a history's boundary stands, the price model that put it there, and the part that
+    carries deepmem's cache mark."""
 
     layout: Layout
     prices: PriceModel
+    mark: tuple[int, int] | None = None
 
 
 def schedule_layout(
@@ -182,7 +227,8 @@ def schedule_layout(
     steps = message_steps(messages)
     prices = prices or resolve_prices(messages)
     cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
+    places = mark_places(messages, steps, settings, prices)
     if jumps is None:
-        jumps = scheduled_jumps(messages, digests, steps, settings, prices, cold)
-    rebased = rebase_boundary(jumps, cold, settings, prices)
-    return Schedule(layout(messages, jumps, steps, rebased), prices)
+        jumps = scheduled_jumps(messages, digests, steps, settings, prices, cold, places)
+    shape = layout(messages, jumps, steps, rebases(jumps, cold, settings, prices, places))
+    return Schedule(shape, prices, mark_at(places, shape, settings))

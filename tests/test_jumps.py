@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+from bisect import bisect_right
 
 import msgspec
 import pytest
@@ -21,7 +22,7 @@ from deepmem.jumps import (
     request_times,
     step_cost,
 )
-from deepmem.plan import plan_transform
+from deepmem.plan import apply_transform, plan_transform
 from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
 from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
@@ -214,9 +215,11 @@ def test_a_release_is_bought_once_keeping_the_output_has_cost_its_rewrite() -> N
     assert not release_pays(1_000, -3, 10, tenth), "a clock running backwards counts as no wait"
 
 
-def old_edits(messages: list[dict], prices: PriceModel, jumps: tuple[int, ...] | None = None) -> dict[str, dict]:
+def old_edits(
+    messages: list[dict], prices: PriceModel, jumps: tuple[int, ...] | None = None, settings: Settings = DEFAULTS
+) -> dict[str, dict]:
     """Part id → replaced part, for the old parts of the history's plan (`jumps` imposed when given)."""
-    plan = plan_transform(messages, DEFAULTS, prices=prices, jumps=jumps)
+    plan = plan_transform(messages, settings, prices=prices, jumps=jumps)
     return {edit.part_id: edit.part for edit in plan.edits if edit.message_index < plan.layout.first_young}
 
 
@@ -236,24 +239,51 @@ def test_a_cold_jump_compresses_every_old_part_with_the_newest_facts() -> None:
     )
 
 
-def test_where_the_cache_is_read_only_at_marks_every_jump_cuts_every_old_part_again() -> None:
+def test_where_the_cache_is_read_only_at_marks_and_we_place_no_mark_every_jump_cuts_every_old_part_again() -> None:
     """Anthropic reads a cached prefix only up to a mark, and OpenCode marks none before the
-    last two messages: a warm jump writes every message again, so it re-cuts every old part
-    with the newest facts, as a single jump would. Where any repeated prefix is read, the
-    older batches keep their cuts."""
+    last two messages: without a mark of ours a warm jump writes every message again, so it
+    re-cuts every old part with the newest facts, as a single jump would. Where any repeated
+    prefix is read, the older batches keep their cuts."""
     messages = django()
-    index = next(i for i in step_indexes(messages) if len(plan_transform(messages[:i], DEFAULTS, prices=ANTHROPIC).layout.jumps) > 2)
-    jumps = plan_transform(messages[:index], DEFAULTS, prices=ANTHROPIC).layout.jumps
+    unmarked = msgspec.structs.replace(DEFAULTS, cache_mark=False)
+    index = next(
+        i for i in step_indexes(messages) if len(plan_transform(messages[:i], unmarked, prices=ANTHROPIC).layout.jumps) > 2
+    )
+    jumps = plan_transform(messages[:index], unmarked, prices=ANTHROPIC).layout.jumps
     assert ANTHROPIC.cached_at_marks and not OPENAI.cached_at_marks
-    assert old_edits(messages[:index], ANTHROPIC) == old_edits(messages[:index], ANTHROPIC, (0, jumps[-1]))
+    assert old_edits(messages[:index], ANTHROPIC, settings=unmarked) == old_edits(
+        messages[:index], ANTHROPIC, (0, jumps[-1]), unmarked
+    )
     assert old_edits(messages[:index], ANY_PREFIX, jumps) != old_edits(messages[:index], ANY_PREFIX, (0, jumps[-1]))
 
 
+def test_with_our_mark_a_jump_keeps_what_precedes_the_mark_and_cuts_again_what_follows() -> None:
+    """The jump's request reads everything up to our mark from the cache: the parts before
+    it keep the bytes of the request before the jump, the old parts after it are cut again."""
+    messages = django()
+    indexes = list(step_indexes(messages))
+    index = next(i for i in indexes if any(read > 0 for read, _ in plan_transform(messages[:i], DEFAULTS, prices=ANTHROPIC).layout.rebases))
+    plan = plan_transform(messages[:index], DEFAULTS, prices=ANTHROPIC)
+    read, boundary = plan.layout.rebases[-1]
+    assert boundary == plan.layout.jumps[-1] and 0 < read < boundary
+    earlier = messages[: indexes[indexes.index(index) - 1]]
+    before = apply_transform(earlier, plan_transform(earlier, DEFAULTS, prices=ANTHROPIC))
+    after = apply_transform(messages[:index], plan)
+    kept = bisect_right(plan.layout.message_steps, read)
+    assert after[:kept] == before[:kept]
+    assert plan.mark is not None and plan.mark[0] < kept
+    assert old_edits(messages[:index], ANTHROPIC) != old_edits(messages[:index], ANY_PREFIX, plan.layout.jumps)
+
+
 def test_a_jump_costs_more_where_the_cache_is_read_only_at_marks() -> None:
-    """Its premium adds the old steps before the boundary, written instead of read."""
-    sizes = sizes_of(django())
+    """Its premium adds the old steps before the boundary, written instead of read: all of them
+    without a mark of ours, those after our mark with one."""
+    unmarked = sizes_of(django(), msgspec.structs.replace(DEFAULTS, cache_mark=False))
+    marked = sizes_of(django())
     step, boundary, target = 30, 10, 26
     marks = msgspec.structs.replace(OPENAI, cached_at_marks=True)
-    extra = jump_premium(sizes, step, boundary, target, marks) - jump_premium(sizes, step, boundary, target, OPENAI)
-    assert extra == pytest.approx((1 - OPENAI.read) * sizes.probed[boundary]) and extra > 0
-    assert step_cost(sizes, step, boundary, target, marks) - step_cost(sizes, step, boundary, target, OPENAI) == pytest.approx(extra)
+    assert unmarked.marked == () and 0 < marked.marked[boundary] < marked.probed[boundary]
+    for sizes, read in ((unmarked, 0), (marked, marked.marked[boundary])):
+        extra = jump_premium(sizes, step, boundary, target, marks) - jump_premium(sizes, step, boundary, target, OPENAI)
+        assert extra == pytest.approx((1 - OPENAI.read) * (sizes.probed[boundary] - read)) and extra > 0
+        assert step_cost(sizes, step, boundary, target, marks) - step_cost(sizes, step, boundary, target, OPENAI) == pytest.approx(extra)

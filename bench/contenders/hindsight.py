@@ -41,7 +41,12 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
     """
     steps = len(sizes.tokens) - 1
     tail = settings.tail_steps
-    table = Sizes(np.asarray(sizes.tokens, dtype=np.float64), np.asarray(sizes.probed, dtype=np.float64), sizes.cold)
+    table = Sizes(
+        np.asarray(sizes.tokens, dtype=np.float64),
+        np.asarray(sizes.probed, dtype=np.float64),
+        sizes.cold,
+        np.asarray(sizes.marked, dtype=np.float64) if sizes.marked else (),
+    )
     limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
     boundaries = np.arange(steps + 1)
     later = np.zeros(steps + 1)
