@@ -1,13 +1,15 @@
 """Extractors: pure functions over the message model that find what a checkpoint keeps.
 
-`extract(messages)` runs them all over one timeline of the session.
+`extract(messages)` runs every extractor of `EXTRACTORS` over one timeline of the session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
-from deepmem.extractors.calls import build_timeline
+from deepmem.extractors.calls import Timeline, build_timeline
 from deepmem.extractors.constraints import find_constraints
 from deepmem.extractors.context import CriticalContext, find_context
 from deepmem.extractors.decisions import find_decisions
@@ -35,17 +37,21 @@ class Findings(msgspec.Struct, frozen=True):
     """Commands that worked and definitions written (they go into the session's episode)."""
 
 
+EXTRACTORS: dict[str, Callable[[Timeline], object]] = {
+    "progress": find_progress,
+    "decisions": find_decisions,
+    "constraints": find_constraints,
+    "files": files_modified,
+    "errors": find_errors,
+    "context": find_context,
+    "candidates": find_candidates,
+    "outcomes": find_outcomes,
+}
+"""Findings field → the extractor that fills it."""
+
+
 def extract(messages: list[Message]) -> Findings:
     """Run every extractor over the messages."""
     timeline = build_timeline(messages)
-    errors = find_errors(timeline)
-    return Findings(
-        progress=find_progress(timeline),
-        decisions=tuple(find_decisions(timeline)),
-        constraints=tuple(find_constraints(timeline)),
-        files=tuple(files_modified(timeline)),
-        errors=tuple(errors),
-        context=find_context(timeline),
-        candidates=tuple(find_candidates(timeline, errors)),
-        outcomes=find_outcomes(timeline),
-    )
+    found = {name: run(timeline) for name, run in EXTRACTORS.items()}
+    return Findings(**{name: tuple(value) if isinstance(value, list) else value for name, value in found.items()})

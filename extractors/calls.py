@@ -16,6 +16,14 @@ RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 WRAPPER_TAG = re.compile(r"</?(?:returncode|output|output_head|output_tail|warning|elided_chars)>")
 NO_MATCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "[", "git"})
 """Programs whose exit status 1 means "no match" or "differs", not a failure."""
+REFUSED = re.compile(
+    r"^(?:The user rejected permission to use this specific tool call|The user doesn't want to proceed with this tool use"
+    r"|The user has specified a rule which prevents you from using this specific tool call"
+    r"|Tool execution (?:was )?(?:interrupted|aborted)|\[Request interrupted by user|Permission to use .{1,400} has been denied)"
+)
+"""Errors that say the user refused or stopped the call (OpenCode's and Claude Code's wording), not that it failed."""
+FEEDBACK = re.compile(r"(?:with the following feedback:|To tell you how to proceed, the user said:)\s*(.+)", re.S)
+"""Where the words a user gave with a refusal start."""
 
 
 class ToolCall(msgspec.Struct, frozen=True):
@@ -38,6 +46,17 @@ class ToolCall(msgspec.Struct, frozen=True):
         """The shell command of a bash call ('' for other tools)."""
         value = self.input.get("command")
         return value if isinstance(value, str) else ""
+
+    @property
+    def refused(self) -> bool:
+        """True when the user rejected or interrupted the call: nothing ran, and nothing failed."""
+        return self.status == "error" and REFUSED.match(self.output.lstrip()) is not None
+
+    @property
+    def feedback(self) -> str:
+        """What the user said when refusing the call ('' when nothing)."""
+        match = FEEDBACK.search(self.output) if self.refused else None
+        return match.group(1).strip() if match else ""
 
     @property
     def failed(self) -> bool:

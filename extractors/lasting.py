@@ -19,7 +19,7 @@ from collections import Counter
 import msgspec
 
 from deepmem.extractors.calls import Timeline, ToolCall
-from deepmem.extractors.errors import ErrorFinding, find_errors
+from deepmem.extractors.errors import find_errors
 from deepmem.extractors.statements import sentences
 from deepmem.phrasing import ASSISTANT_CONSTRAINT, DECISION, NUDGE_PATTERNS, USER_CONSTRAINT
 from deepmem.toolcalls.touches import FILE_TOOLS, SHELL_TOOLS, call_touches
@@ -198,11 +198,11 @@ def changed_file(call: ToolCall | None) -> str:
     return path[len(folder):] if folder and path.startswith(folder) else path
 
 
-def find_candidates(timeline: Timeline, errors: list[ErrorFinding] | None = None) -> list[Candidate]:
+def find_candidates(timeline: Timeline) -> list[Candidate]:
     """Memory candidates of one session, oldest first, each text once (its newest position)."""
     user_said = Counter(sentence for prose in timeline.prose if prose.role == "user"
                         for sentence in set(sentences(_own_words(prose.text))))
-    fixed = [(error.first_step, error.fixed_step) for error in (find_errors(timeline) if errors is None else errors)
+    fixed = [(error.first_step, error.fixed_step) for error in find_errors(timeline)
              if error.fixed_step]
     found: dict[str, Candidate] = {}
     for prose in timeline.prose:

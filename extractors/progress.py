@@ -1,5 +1,10 @@
-"""Progress and next steps: the task, the todo list, tests that passed, the last request
-and the work the assistant said it would do next."""
+"""Progress and next steps: the task, the requests still open, the todo list, tests that passed,
+and the work the assistant said it would do next.
+
+Which requests are still open cannot be read from words alone, so the newest ones are kept
+(`OPEN_REQUESTS`, each clipped), the user's refusals and corrections among them: the work
+after a compaction most often goes on with what was asked last, and a request answered
+already costs a few lines."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import msgspec
 
 from deepmem.extractors.calls import Timeline
 from deepmem.extractors.errors import call_label
+from deepmem.extractors.requests import Request, find_requests, handoff
 from deepmem.extractors.statements import sentences
 from deepmem.toolcalls.touches import TODO_TOOLS
 
@@ -19,6 +25,10 @@ INTENT = re.compile(
 )
 TASK_CHARS = 700
 REQUEST_CHARS = 400
+OPEN_REQUESTS = 4
+"""The newest requests kept as open ones."""
+OPEN_CHARS = 600
+"""Each open request is clipped to this many characters."""
 MAX_INTENTS = 4
 MAX_PASSED = 3
 
@@ -44,15 +54,21 @@ class Progress(msgspec.Struct, frozen=True):
     unanswered: bool
     """True when the last user request has no assistant reply yet."""
     steps: int
+    requests: tuple[Request, ...] = ()
+    """The newest requests and refusals (clipped), oldest first: what the user may still be waiting for."""
+    carried: str = ""
+    """The start of a summary handed over at an earlier compaction, when the session began from one."""
 
 
 def find_progress(timeline: Timeline) -> Progress:
     """The task, todo state, passing tests, the last request and the assistant's stated next moves."""
-    user = [p for p in timeline.prose if p.role == "user"]
+    asked = find_requests(timeline)
+    typed = [request for request in asked if not request.refused]
     assistant = [p for p in timeline.prose if p.role == "assistant"]
-    task = clip(user[0].text, TASK_CHARS) if user else ""
-    last_request = clip(user[-1].text, REQUEST_CHARS) if len(user) > 1 else ""
-    unanswered = bool(user) and user[-1].step == timeline.steps
+    task = clip(typed[0].text, TASK_CHARS) if typed else ""
+    last_request = clip(typed[-1].text, REQUEST_CHARS) if len(typed) > 1 else ""
+    unanswered = bool(typed) and typed[-1].step == timeline.steps
+    newest = [request for request in asked[-OPEN_REQUESTS:] if not typed or request is not typed[0]]
     intents = [s for s in sentences(assistant[-1].text) if INTENT.search(s)] if assistant else []
     return Progress(
         task=task,
@@ -62,6 +78,8 @@ def find_progress(timeline: Timeline) -> Progress:
         intents=tuple(intents[-MAX_INTENTS:]),
         unanswered=unanswered,
         steps=timeline.steps,
+        requests=tuple(Request(clip(r.text, OPEN_CHARS), r.step, r.refused) for r in newest),
+        carried=clip(handoff(timeline), TASK_CHARS),
     )
 
 

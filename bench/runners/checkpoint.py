@@ -3,9 +3,11 @@ kept, and the time to checkpoint a ~1M-token session.
 
     python -m bench.runners.checkpoint [CORPUS]
 
-Ground truth is independent of the extractors: the files of each session's final submitted
-diff (the last tool output holding `diff --git` lines), and failing bash calls (non-zero
-`<returncode>`) whose exact command never ran successfully later.
+Ground truth is independent of the extractors but for what a command's program and
+subcommands are (`deepmem.extractors.outcomes.command_key`): the files of each session's
+final submitted diff (the last tool output holding `diff --git` lines), and failing bash
+calls (non-zero `<returncode>`) still live at the end: neither their exact command nor any
+command with the same program and subcommands ran successfully after them.
 
 Recall is printed twice: over all diff files, and over the diff files some tool call names.
 The difference is files no tool call ever touched: the benchmark environment's own edits
@@ -32,6 +34,7 @@ from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.render import checkpoint_sections, render_checkpoint
 from deepmem.extractors import extract
 from deepmem.extractors.calls import NO_MATCH_PROGRAMS
+from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
 from deepmem.toolcalls.python_writes import python_writes
@@ -61,7 +64,7 @@ def touched(path: str, messages: list[dict]) -> bool:
 
 
 def unresolved_commands(messages: list[dict]) -> list[str]:
-    """Failing bash commands never later rerun (same text) with exit 0."""
+    """Failing bash commands after which neither they nor a command of the same program and subcommands exited 0."""
     status: dict[str, bool] = {}
     for state in tool_states(messages):
         command = (state.get("input") or {}).get("command")
@@ -74,6 +77,7 @@ def unresolved_commands(messages: list[dict]) -> list[str]:
         if failed:
             status[command] = True
         elif code == 0:
+            status = {seen: failing and command_key(seen) != command_key(command) for seen, failing in status.items()}
             status[command] = False
     return [command for command, failing in status.items() if failing]
 

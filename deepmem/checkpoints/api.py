@@ -10,7 +10,15 @@ import msgspec
 from deepmem.checkpoints.episode import episode_text, session_time
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
-from deepmem.checkpoints.store import append_log, latest_checkpoint, safe_session_id, write_checkpoint
+from deepmem.checkpoints.store import (
+    LATEST,
+    append_log,
+    latest_checkpoint,
+    read_checkpoint,
+    safe_session_id,
+    session_dir,
+    write_checkpoint,
+)
 from deepmem.config import memory_dir
 from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
@@ -34,7 +42,11 @@ RESUME_OPEN = (
 RESUME_CLOSE = "</deepmem-resume>"
 SECTION_CAPS = (12, 8, 5, 3, 2, 1)
 """Lines kept per section, tried in turn until the resume block fits its budget."""
-LINE_CHARS = 200
+SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "Critical context": 1.5,
+                   "Next steps": 0.5, "Progress": 0.1, "Key decisions": 0.1, "Constraints": 0.1}
+"""A section keeps its weight times the cap (at least one line): what the next session goes on with
+(the latest requests, the files, live errors, commands and code names) before what was settled."""
+LINE_CHARS = 300
 
 
 def compact(root: str | os.PathLike[str], session_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -53,6 +65,9 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     result.update(prompt=compaction_prompt(markdown), context=[markdown])
     try:
         safe_session_id(session_id)
+        earlier = read_checkpoint(session_dir(root, session_id) / LATEST) if nothing_new(findings) else None
+        if earlier is not None:
+            return {**result, "prompt": compaction_prompt(earlier), "context": [earlier], "reused": True}
         with locked(memory_dir(root)):
             clean = redacted(findings, root)
             paths = write_checkpoint(root, session_id, messages, render_checkpoint(clean, str(session_id)))
@@ -74,6 +89,14 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     except OSError as exc:
         result["error"] = f"cannot write checkpoint: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
     return result
+
+
+def nothing_new(findings: Findings) -> bool:
+    """True when the messages hold no request and no tool call outcome of their own: a compaction right
+    after another one, where the earlier checkpoint of the session is still the whole story."""
+    progress, context = findings.progress, findings.context
+    return not (progress.task or progress.requests or progress.todos or findings.files or findings.errors
+                or context.commands or context.reads)
 
 
 def redacted(findings: Findings, root: str | os.PathLike[str]) -> Findings:
@@ -110,13 +133,13 @@ def related_section(root: str | os.PathLike[str]) -> str:
 
 
 def cap_sections(markdown: str, cap: int) -> str:
-    """Keep the first `cap` lines of each `## ` section (unresolved errors and files get twice as many)."""
+    """Keep the first `cap` lines of each `## ` section times its weight (`SECTION_WEIGHTS`, at least one)."""
     out: list[str] = []
     kept = 0
     limit = cap
     for line in markdown.splitlines():
         if line.startswith("#"):
-            kept, limit = 0, cap * 2 if line in ("## Errors", "## Files modified") else cap
+            kept, limit = 0, max(1, int(cap * SECTION_WEIGHTS.get(line.removeprefix("## "), 1.0)))
             out.append(line)
         elif not line.strip():
             out.append(line)

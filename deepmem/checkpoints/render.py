@@ -6,6 +6,7 @@ import re
 
 from deepmem.extractors import Findings
 from deepmem.extractors.errors import ErrorFinding
+from deepmem.extractors.progress import Progress
 
 SECTIONS = (
     "Task overview",
@@ -26,8 +27,11 @@ UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f`]")
 
 
 MAX_ITEMS = 12
-"""Decisions, the assistant's constraints, fixed errors, progress and next steps keep their newest 12;
-unresolved errors, the user's constraints and files modified are always kept whole."""
+"""Progress and next steps keep their newest 12; live errors, the user's constraints and files modified are
+always kept whole."""
+FEW_ITEMS = 5
+"""Decisions, the assistant's constraints and fixed errors keep their newest 5: the work after a checkpoint
+needs what is open more than what was settled."""
 MAX_TEXT = 300
 
 
@@ -56,35 +60,72 @@ def render_checkpoint(findings: Findings, session_id: str) -> str:
 def section_bodies(findings: Findings) -> dict[str, list[str]]:
     """The bullet lines of each section."""
     progress = findings.progress
-    unresolved = [e for e in findings.errors if not e.resolved]
+    live = [e for e in findings.errors if e.live]
     fixed = [e for e in findings.errors if e.resolved]
-    task = [f"> {clip(line)}" for line in progress.task.splitlines() if line.strip()]
-    if progress.last_request:
-        task += ["- last request:", *(f"> {line}" for line in progress.last_request.splitlines() if line.strip())]
     done = [f"- [{todo.status or 'pending'}] {todo.content}" for todo in progress.todos]
     done += [f"- passing: `{command}`" for command in progress.passed]
-    done += [f"- fixed: `{e.label}` (failed at step {e.first_step}, ok at step {e.fixed_step})" for e in fixed]
     steps = [f"- {todo.content}" for todo in progress.todos if todo.status in ("pending", "in_progress")]
-    if progress.unanswered and progress.last_request:
+    if progress.unanswered and (progress.last_request or progress.task):
         steps.append("- answer the last request (above), which has no reply yet")
-    steps += [f"- fix: `{e.label}` → {e.message}" for e in unresolved]
+    steps += [f"- fix: `{e.label}` → {e.message}" for e in live]
     steps += [f"- {intent}" for intent in progress.intents]
-    context = findings.context
     return {
-        "Task overview": task,
+        "Task overview": task_lines(progress),
         "Progress": newest_lines(done),
-        "Key decisions": newest_lines([f"- {s.text} (step {s.step})" for s in findings.decisions]),
+        "Key decisions": newest_lines([f"- {s.text} (step {s.step})" for s in findings.decisions], FEW_ITEMS),
         "Constraints": [f"- {s.text} (user)" for s in findings.constraints if s.role == "user"]
-        + newest_lines([f"- {s.text} (assistant)" for s in findings.constraints if s.role != "user"]),
-        "Files modified": [f"- `{f.path}` — {', '.join(f.actions)} ×{f.times} (steps {f.first_step}–{f.last_step})" for f in findings.files],
-        "Errors": [error_line(e) for e in unresolved] + newest_lines([error_line(e) for e in fixed]),
+        + newest_lines([f"- {s.text} (assistant)" for s in findings.constraints if s.role != "user"], FEW_ITEMS),
+        "Files modified": file_lines(findings),
+        "Errors": [error_line(e) for e in live] + newest_lines([error_line(e) for e in fixed], FEW_ITEMS),
         "Next steps": newest_lines(steps),
-        "Critical context": [
-            *(f"- path `{path}` ×{count}" for path, count in context.paths),
-            *(f"- command `{clip(command)}` ×{count}" for command, count in context.commands),
-            *(f"- identifier `{name}` ×{count}" for name, count in context.identifiers),
-        ],
+        "Critical context": context_lines(findings),
     }
+
+
+def quoted(text: str) -> list[str]:
+    """A text as `> ` quote lines, each clipped."""
+    return [f"> {clip(line)}" for line in text.splitlines() if line.strip()]
+
+
+def task_lines(progress: Progress) -> list[str]:
+    """The first request (or the summary the session was carried on from), then the newest requests and refusals."""
+    lines = quoted(progress.task) if progress.task else []
+    if progress.carried and not progress.task:
+        lines = ["- carried on from an earlier summary:", *quoted(progress.carried)]
+    if progress.requests:
+        lines.append("- latest requests, oldest first:")
+    for request in progress.requests:
+        if request.refused:
+            lines.append(f"- refused `{request.refused}` (step {request.step})" + (", saying:" if request.text else ""))
+        else:
+            lines.append(f"- step {request.step}:")
+        lines += quoted(request.text)
+    return lines
+
+
+def file_lines(findings: Findings) -> list[str]:
+    """Each file changed, how and when, with the code names its edits hold."""
+    names: dict[str, list[str]] = {}
+    for name, where in findings.context.names:
+        names.setdefault(where, []).append(name)
+    return [
+        f"- `{f.path}` — {', '.join(f.actions)} ×{f.times} (steps {f.first_step}–{f.last_step})"
+        + (" · " + ", ".join(f"`{name}`" for name in names[f.path]) if names.get(f.path) else "")
+        for f in findings.files
+    ]
+
+
+def context_lines(findings: Findings) -> list[str]:
+    """Files only read that are in hand, commands that worked, and code names not shown beside a changed file."""
+    context = findings.context
+    changed = {f.path for f in findings.files}
+    loose = [name for name, where in context.names if where not in changed]
+    return [
+        *(f"- read `{r.path}` ×{r.times}, last at step {r.last_step}" + (", named in a request or todo" if r.named else "")
+          for r in context.reads),
+        *(f"- command `{clip(command)}` ×{count}" for command, count in context.commands),
+        *(["- code names: " + ", ".join(f"`{name}`" for name in loose)] if loose else []),
+    ]
 
 
 def error_line(error: ErrorFinding) -> str:
