@@ -129,6 +129,7 @@ COLUMNS = (
     ("raw", "tokens×", "{:.3f}"),
     ("final", "last step×", "{:.3f}"),
     ("cost_warm", "cost× warm", "{:.3f}"),
+    ("cost_messages", "cost×, messages only", "{:.3f}"),
     ("prefix_stability", "prefix", "{:.1%}"),
     ("support", "next-step support", "{:.1%}"),
 )
@@ -139,7 +140,8 @@ def markdown_table(result: dict) -> str:
     totals = result["totals"]
     lines = [
         f"{totals['sessions']} sessions of {result.get('corpus', '')}, {totals['steps']:,} steps, "
-        f"{totals['tokens']:,} o200k tokens uncompressed (summed over steps)",
+        f"{totals['tokens']:,} o200k tokens of messages uncompressed (summed over steps); whole requests "
+        f"(frame: {result.get('frame', {}).get('kind', 'none')}) billed at {result.get('price_model', '')} prices",
         "",
         "| contender | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
         "|---|" + "---:|" * len(COLUMNS),
@@ -197,7 +199,7 @@ def draw_steps(result: dict, path: Path) -> None:
     figure, axis = plt.subplots(figsize=(11, 5.5))
     for name, tokens in longest.get("per_step", {}).items():
         if name in result["totals"]["figures"]:
-            axis.plot(range(1, len(tokens) + 1), tokens, label=name, linewidth=2 if name == "deepmem" else 1)
+            axis.plot(range(1, len(tokens) + 1), tokens, label=name, linewidth=2 if name.startswith("deepmem@") else 1)
     axis.set_xlabel("step")
     axis.set_ylabel("o200k tokens sent")
     axis.set_title(f"tokens per step: {longest.get('session', '')}")

@@ -1,12 +1,13 @@
 """Compare the named contenders on the same sessions, tokenizer (o200k) and evidence.
 
-For every step of every session, each contender's history is counted (tokens summed,
-last step, warm-cache cost, prefix stability) and checked for next-step support: the
-share of lines the step's tool inputs quote from earlier tool output that the history it
-would have sent still shows. Writes `compare.json`, `compare.md`, `compare-savings.png`
-and `compare-steps.png` to bench/results/.
+The replay of `python -m bench.replay` (`bench/runners/replay.py`), with the contenders of
+the registry (`bench/contenders`) a user would choose between, billed under one price
+model (Anthropic's by default) for the whole request: tokens, last step, warm-cache cost,
+prefix stability and next-step support against no compression. Writes `compare.json`,
+`compare.md`, `compare-savings.png` and `compare-steps.png` to bench/results/.
 
-    python -m bench [--corpus NAME|DIR] [--sessions N] [--contenders a,b,…]
+    python -m bench [--corpus NAME|DIR] [--sessions N] [--contenders a,b,…] [--prices anthropic]
+                    [--frame opencode|real|none] [--frame-extra N]
 """
 
 from __future__ import annotations
@@ -15,91 +16,46 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.contenders import CONTENDERS, Unavailable, help_text
+from bench.contenders import help_text
 from bench.contenders.headroom import headroom_version
 from bench.corpora import DEFAULT, corpus_folder, corpus_name, session_paths
+from bench.frames import add_frame_arguments, corpus_additions, frame_of
 from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
-from bench.tokens_o200k import TokenCounter
-from deepmem.accounting import Meter, ratios
-from deepmem.replay import replay_session
-from deepmem.sessionio import atomic_write, encode_json, read_session
-from deepmem.types import InputError
+from bench.runners.replay import parse_contenders, parse_models, replay_corpus
+from deepmem.sessionio import atomic_write, encode_json
+from deepmem.types import Settings
+
+COMPARED = [
+    "none",
+    "opencode-prune",
+    "opencode-prune-each-step",
+    "mask-last-10-sliding",
+    "mask-last-10-every-10",
+    "headroom",
+    "deepmem",
+    "deepmem-low",
+    "deepmem-medium",
+    "deepmem-high",
+]
+"""What `python -m bench` compares unless told (`--contenders`)."""
 
 
-def figures(meter: Meter, baseline: Meter) -> dict[str, float]:
-    """Ratios against no compression, plus how many quoted lines next-step support counts."""
-    return {**ratios(meter, baseline), "quoted_lines": meter.quoted}
-
-
-def make_players(names: list[str]) -> tuple[list, dict[str, str]]:
-    """Fresh contenders for one session, and the ones that cannot run with the reason."""
-    players, skipped = [], {}
-    for name in names:
-        try:
-            player = CONTENDERS[name][1]()
-        except Unavailable as exc:
-            skipped[name] = str(exc)
-            continue
-        player.name = name
-        players.append(player)
-    return players, skipped
-
-
-def compare(paths: list[Path], names: list[str]) -> dict:
-    """Per-session and total figures of every contender, and what was skipped."""
-    counter = TokenCounter()
-    totals = {name: Meter() for name in names}
-    sessions, warnings, skipped, steps_of = [], [], {}, {}
-    failures = dict.fromkeys(names, 0)
-    for number, path in enumerate(paths, 1):
-        print(f"\r{number}/{len(paths)} {path.name[:60]:<60}", end="", file=sys.stderr, flush=True)
-        try:
-            messages = read_session(str(path)).messages
-        except InputError as exc:
-            warnings.append(str(exc))
-            continue
-        players, skipped = make_players(names)
-        meters = replay_session(messages, players, counter)
-        for player in players:
-            failures[player.name] += getattr(player, "failures", 0)
-        baseline = meters["none"]
-        sessions.append(
-            {
-                "session": path.stem,
-                "steps": baseline.steps,
-                "tokens": baseline.tokens,
-                "figures": {name: figures(meter, baseline) for name, meter in meters.items()},
-            }
-        )
-        if baseline.tokens > steps_of.get("tokens", -1):
-            steps_of = {"session": path.stem, "tokens": baseline.tokens, "per_step": {n: m.request_tokens for n, m in meters.items()}}
-        for name, meter in meters.items():
-            totals[name].merge(meter)
-    print(file=sys.stderr)
-    baseline = totals["none"]
+def comparison(result: dict) -> dict:
+    """The replay's result seen under its one price model: figures per contender, `none` included."""
+    model = result["price_models"][0]["name"]
+    rows = result["totals"]["ratios"][model]
+    none = dict.fromkeys(next(iter(rows.values())), 1.0) if rows else {}
     return {
-        "sessions": sessions,
+        **result,
+        "price_model": model,
         "totals": {
-            "sessions": len(sessions),
-            "steps": baseline.steps,
-            "tokens": baseline.tokens,
-            "figures": {name: figures(meter, baseline) for name, meter in totals.items() if name not in skipped},
+            "sessions": len(result["sessions"]),
+            "steps": result["totals"]["steps"],
+            "tokens": result["totals"]["tokens"],
+            "figures": {"none": none, **rows},
         },
-        "skipped": skipped,
-        "failures": {name: count for name, count in failures.items() if name not in skipped},
-        "warnings": warnings,
         "versions": {"headroom-ai": headroom_version()},
-        "steps_of_longest": steps_of,
     }
-
-
-def parse_names(text: str) -> list[str]:
-    """'a,b' → ['none', 'a', 'b'] after checking each name against the registry."""
-    names = [name for name in text.split(",") if name]
-    unknown = [name for name in names if name not in CONTENDERS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown contender {', '.join(unknown)}; known: {', '.join(CONTENDERS)}")
-    return ["none", *[name for name in names if name != "none"]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,16 +68,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name (below) or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by file name)")
-    parser.add_argument("--contenders", type=parse_names, default=list(CONTENDERS), help="comma-separated names (default: all)")
+    parser.add_argument("--contenders", type=parse_contenders, default=COMPARED, help="comma-separated names (default: the usual choices)")
+    parser.add_argument("--prices", type=parse_models, default=parse_models("anthropic"), help="the price model to bill (one)")
+    add_frame_arguments(parser)
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the outputs")
     args = parser.parse_args(argv)
     paths = session_paths(args.corpus, args.sessions)
     if not paths:
         parser.error(f"no sessions in {args.corpus}")
-    result = compare(paths, args.contenders)
-    result["corpus"] = corpus_name(args.corpus)
-    for name, reason in result["skipped"].items():
-        print(f"skipped {name}: {reason}")
+    name = corpus_name(args.corpus)
+    additions = corpus_additions(args.corpus, name, args.rebuild_additions)
+    result = comparison(replay_corpus(paths, args.contenders, args.prices[:1], frame_of(args), additions, Settings()))
+    result["corpus"] = name
+    for contender, reason in result["skipped"].items():
+        print(f"skipped {contender}: {reason}")
     for warning in result["warnings"]:
         print(f"warning: {warning} (skipped)", file=sys.stderr)
     table = markdown_table(result)
@@ -133,3 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     draw_steps(result, args.out / "compare-steps.png")
     print(f"wrote compare.json, compare.md, compare-savings.png, compare-steps.png in {args.out}")
     return 1 if result["warnings"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

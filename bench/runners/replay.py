@@ -22,8 +22,14 @@ from pathlib import Path
 
 import msgspec
 
-from bench.contenders.hindsight import Hindsight
-from bench.contenders.masking import MaskOldOutputs
+from bench.contenders import (
+    CONTENDERS,
+    Session,
+    help_text,
+    make_contenders,
+    parse_names,
+    register_fixed_point,
+)
 from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
 from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of, session_setup
 from bench.report import RESULTS, draw_chart, format_sessions, format_totals, write_json
@@ -31,37 +37,20 @@ from bench.runners.latency import format_latency, measure_latency
 from bench.tokens_o200k import TokenCounter
 from deepmem.accounting import Meter, ratios
 from deepmem.prices import FAMILIES, REPORTED, PriceModel
-from deepmem.replay import Additions, Deepmem, Uncompressed, replay_session
-from deepmem.types import Settings
+from deepmem.replay import replay_session
+from deepmem.types import InputError, Settings
 
-GRID = [(2, 10), (4, 20)]
-"""(tail_steps, batch_steps) points of the old fixed schedule, besides its default (4, 10)."""
-
-
-def grid_settings(base: Settings, points: list[tuple[int, int]]) -> list[Deepmem]:
-    """One deepmem contender per (tail_steps, batch_steps) point of the fixed schedule."""
-    return [
-        Deepmem(
-            msgspec.structs.replace(base, tail_steps=tail, batch_steps=batch, schedule="fixed"),
-            name=f"fixed-tail{tail}-batch{batch}",
-        )
-        for tail, batch in points
-    ]
-
-
-def contenders(
-    settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], session: list, additions: Additions
-) -> list:
-    """Fresh contenders for one session: the baseline first, deepmem and the hindsight optimum per price model."""
-    return [
-        Uncompressed(),
-        *(Deepmem(settings, name=f"deepmem@{model.name}", prices=model, additions=additions) for model in models),
-        Deepmem(msgspec.structs.replace(settings, schedule="fixed"), name="deepmem-fixed", additions=additions),
-        *(Hindsight(settings, model, session, additions) for model in models),
-        MaskOldOutputs(keep=10, every=1),
-        MaskOldOutputs(keep=10, every=10),
-        *grid_settings(settings, grid),
-    ]
+REPLAYED = [
+    "none",
+    "deepmem",
+    "deepmem-fixed",
+    "hindsight",
+    "mask-last-10-sliding",
+    "mask-last-10-every-10",
+    "fixed-tail2-batch10",
+    "fixed-tail4-batch20",
+]
+"""What `python -m bench.replay` compares unless told (`--contenders`)."""
 
 
 def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[str, dict[str, dict[str, float]]]:
@@ -79,23 +68,31 @@ def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[st
 
 
 def replay_corpus(
-    paths: list[Path], settings: Settings, grid: list[tuple[int, int]], models: list[PriceModel], frame: Frame, additions: dict
+    paths: list[Path], names: list[str], models: list[PriceModel], frame: Frame, additions: dict, settings: Settings
 ) -> dict:
-    """Per-session and total ratios of every contender against no compression, under each price model,
-    every request billed whole (`bench.frames`)."""
+    """Per-session and total ratios of the named contenders against no compression, under each price
+    model, every request billed whole (`bench.frames`)."""
     counter = TokenCounter()
     totals: dict[str, Meter] = {}
     sessions = []
     seconds: list[float] = []
-    failures = 0
+    failures = dict.fromkeys(names, 0)
+    skipped: dict[str, str] = {}
+    warnings: list[str] = []
+    longest: dict = {}
     for number, path in enumerate(paths, 1):
-        messages = load_messages(path)
+        try:
+            messages = load_messages(path)
+        except InputError as exc:
+            warnings.append(str(exc))
+            continue
         setup = session_setup(path, messages, frame, additions, counter)
-        players = contenders(settings, grid, models, messages, setup.additions)
+        players, skipped = make_contenders(names, Session(messages, tuple(models), setup.additions, settings))
         meters = replay_session(messages, players, counter, setup.frame)
-        for player in players[1 : len(models) + 1]:
-            seconds.extend(player.seconds)
-            failures += player.failures
+        for player in players:
+            if player.name.split("@")[0] == "deepmem":
+                seconds.extend(player.seconds)
+            failures[player.name.split("@")[0]] += getattr(player, "failures", 0)
         baseline = meters["none"]
         sessions.append(
             {
@@ -109,6 +106,8 @@ def replay_corpus(
                 "ratios": priced_ratios(meters, models),
             }
         )
+        if baseline.tokens > longest.get("tokens", -1):
+            longest = {"session": path.stem, "tokens": baseline.tokens, "per_step": {n: m.request_tokens for n, m in meters.items()}}
         for name, meter in meters.items():
             totals.setdefault(name, Meter()).merge(meter)
         print(f"\r{number}/{len(paths)} sessions replayed", end="", file=sys.stderr, flush=True)
@@ -135,22 +134,34 @@ def replay_corpus(
         if sessions
         else {},
         "frame": msgspec.to_builtins(frame),
-        "grid": [{"tail_steps": tail, "batch_steps": batch} for tail, batch in grid],
+        "contenders": {name: CONTENDERS[name].about for name in names if name not in skipped},
+        "skipped": skipped,
+        "warnings": warnings,
+        "steps_of_longest": longest,
         "deepmem_transform_ms": {
             "median": 1000 * seconds[len(seconds) // 2] if seconds else 0.0,
             "max": 1000 * seconds[-1] if seconds else 0.0,
         },
-        "compressor_failures": failures,
+        "compressor_failures": sum(failures.values()),
+        "failures": {name: count for name, count in failures.items() if name not in skipped},
     }
 
 
-def parse_grid(text: str) -> list[tuple[int, int]]:
-    """'2x5,8x20' → [(2, 5), (8, 20)]; '' → no grid."""
-    points = []
+def parse_grid(text: str) -> list[str]:
+    """'2x5,8x20' → the fixed schedule at those points, registered as contenders; their names ('' → none)."""
+    names = []
     for item in filter(None, text.split(",")):
         tail, _, batch = item.partition("x")
-        points.append((int(tail), int(batch)))
-    return points
+        names.append(register_fixed_point(int(tail), int(batch)))
+    return names
+
+
+def parse_contenders(text: str) -> list[str]:
+    """Registry names, comma-separated (`none` first in any case)."""
+    try:
+        return parse_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_models(text: str) -> list[PriceModel]:
@@ -162,17 +173,30 @@ def parse_models(text: str) -> list[PriceModel]:
     return [FAMILIES[name] for name in names]
 
 
+def contender_names(args: argparse.Namespace) -> list[str]:
+    """The contenders asked for, the fixed-schedule points replaced by `--grid` when given."""
+    if args.grid is None:
+        return args.contenders
+    return [*(name for name in args.contenders if not name.startswith("fixed-tail")), *args.grid]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Replay every corpus, print tables, write JSON and charts."""
-    parser = argparse.ArgumentParser(prog="python -m bench.replay", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.replay",
+        description=__doc__.split("\n")[0],
+        epilog=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
     parser.add_argument("--sessions", type=int, help="replay only the first N sessions (by name) of each corpus")
     parser.add_argument("--prices", type=parse_models, default=parse_models(",".join(REPORTED)), help="price models, comma-separated")
+    parser.add_argument("--contenders", type=parse_contenders, default=REPLAYED, help="registry names, comma-separated")
     parser.add_argument(
         "--grid",
         type=parse_grid,
-        default=GRID,
-        help="TAILxBATCH points of the fixed schedule besides its default 4x10, comma-separated ('' for none)",
+        default=None,
+        help="TAILxBATCH points of the fixed schedule, comma-separated, in place of the registered ones ('' for none)",
     )
     add_frame_arguments(parser)
     parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
@@ -186,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no sessions in {corpus}")
         name = corpus_name(corpus)
         additions = corpus_additions(corpus, name, args.rebuild_additions)
-        result = replay_corpus(paths, settings, args.grid, args.prices, frame_of(args), additions)
+        result = replay_corpus(paths, contender_names(args), args.prices, frame_of(args), additions, settings)
         print(format_sessions(result, args.prices[0].name), end="")
         print(format_totals(result), end="")
         write_json(result, args.out / f"replay-{name}.json")
