@@ -33,6 +33,7 @@ import orjson
 from bench.corpora import REPOSITORY
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
+from bench.usage import one_hour_sessions, session_usage
 from deepmem.replay import Additions
 from deepmem.sessionio import atomic_write, read_session
 
@@ -84,16 +85,15 @@ class Setup(msgspec.Struct, frozen=True):
     """Tokens of the host's frame, on every contender's requests."""
     additions: Additions
     """deepmem's own frame and whispers."""
+    one_hour: bool = False
+    """The session wrote 1-hour cache entries (its corpus's manifest says so)."""
 
 
 def session_setup(path: Path, messages: list, frame: Frame, built: dict[str, Additions], counter: TokenCounter) -> Setup:
     """The host's frame and deepmem's additions for one session."""
-    real = None
-    if frame.kind == "real":
-        from bench.usage import session_usage
-
-        real = session_usage(path, messages, counter).prefix
-    return Setup(host_frame(frame, real), session_additions(built, path.stem))
+    real = session_usage(path, messages, counter).prefix if frame.kind == "real" else None
+    one_hour = path.name in one_hour_sessions(path.parent)
+    return Setup(host_frame(frame, real), session_additions(built, path.stem), one_hour)
 
 
 def add_frame_arguments(parser: argparse.ArgumentParser) -> None:

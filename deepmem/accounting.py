@@ -22,7 +22,7 @@ from itertools import repeat
 import msgspec
 
 from deepmem.context import common_prefix_chars
-from deepmem.prices import FAMILIES, PriceModel
+from deepmem.prices import FAMILIES, PriceModel, with_lifetime
 from deepmem.support import visible_count
 
 DEFAULT_PRICES = FAMILIES["anthropic"]
@@ -63,6 +63,11 @@ class Meter(msgspec.Struct):
     """Per request: tokens of what it carries before its messages (system prompt, tool definitions)."""
     request_frame_read: list[int] = []
     """Per request: those of them the previous request carried the same (readable from the cache)."""
+    one_hour: bool = False
+    """The session's requests write 1-hour cache entries: billed at that price and lifetime where
+    the prices have them (`deepmem.prices.with_lifetime`)."""
+    request_one_hour: list[bool] = []
+    """Per request: whether it writes 1-hour entries."""
     frame_tokens: int = 0
     """Frame tokens summed over every step's request."""
     final_frame: int = 0
@@ -112,6 +117,7 @@ class Meter(msgspec.Struct):
         self.request_cached.append(cached)
         self.request_marked.append(float(sum(counts[:reached])))
         self.request_pauses.append(pause_ms)
+        self.request_one_hour.append(self.one_hour)
         self.request_frame.append(frame)
         self.request_frame_read.append(frame if self.steps > 1 and self.previous_frame == frame else 0)
         self.frame_tokens += frame
@@ -126,10 +132,14 @@ class Meter(msgspec.Struct):
         """Cost with a prompt cache kept warm between requests closer than its lifetime: of the
         whole request, or (`whole` false) of its messages alone."""
         frames = zip(self.request_frame, self.request_frame_read, strict=True) if whole else repeat((0, 0))
-        requests = zip(self.request_tokens, self.request_cached, self.request_marked, self.request_pauses, frames, strict=False)
+        lifetimes = {False: prices, True: with_lifetime(prices, True)}
+        requests = zip(
+            self.request_tokens, self.request_cached, self.request_marked, self.request_pauses, frames, self.request_one_hour,
+            strict=False,
+        )
         return sum(
-            (prices.request_dollars(tokens + frame, cached + read, marked + read, pause)
-             for tokens, cached, marked, pause, (frame, read) in requests),
+            (lifetimes[hour].request_dollars(tokens + frame, cached + read, marked + read, pause)
+             for tokens, cached, marked, pause, (frame, read), hour in requests),
             0.0,
         )
 
@@ -157,6 +167,7 @@ class Meter(msgspec.Struct):
         self.request_cached = [*self.request_cached, *other.request_cached]
         self.request_marked = [*self.request_marked, *other.request_marked]
         self.request_pauses = [*self.request_pauses, *other.request_pauses]
+        self.request_one_hour = [*self.request_one_hour, *other.request_one_hour]
         self.request_frame = [*self.request_frame, *other.request_frame]
         self.request_frame_read = [*self.request_frame_read, *other.request_frame_read]
         self.frame_tokens += other.frame_tokens

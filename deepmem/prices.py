@@ -136,6 +136,12 @@ def one_hour_cache(prices: PriceModel) -> PriceModel:
     )
 
 
+def with_lifetime(prices: PriceModel, one_hour: bool) -> PriceModel:
+    """The prices of a session that writes 1-hour cache entries (Anthropic's, where the cache is read
+    only at marks: `one_hour_cache`), else the prices as they are."""
+    return one_hour_cache(prices) if one_hour and prices.cached_at_marks else prices
+
+
 REPORTED = ("anthropic", "openai", "gemini")
 """The price models every cost report shows, besides any other asked for."""
 

@@ -159,11 +159,12 @@ def reread_tokens(history: list[Message], missing: list[str], counter: TokenCoun
 
 
 def replay_session(
-    messages: list[Message], contenders: list[Contender], counter: TokenCounter, frame: int = 0
+    messages: list[Message], contenders: list[Contender], counter: TokenCounter, frame: int = 0, one_hour: bool = False
 ) -> dict[str, Meter]:
     """Every contender's meter after replaying all steps of one session, each request carrying
-    `frame` tokens before its messages (plus the contender's own)."""
-    meters = {contender.name: Meter() for contender in contenders}
+    `frame` tokens before its messages (plus the contender's own), its cache entries kept an
+    hour when `one_hour` (as the session's recorded usage shows)."""
+    meters = {contender.name: Meter(one_hour=one_hour) for contender in contenders}
     for step in session_steps(messages):
         quoted = quoted_lines(step.history, step.message)
         for contender in contenders:

@@ -107,3 +107,18 @@ def test_the_frame_is_written_cold_then_read_and_billed_apart_from_the_messages(
     whole, alone = meter.cost(AT_MARKS), meter.cost(AT_MARKS, whole=False)
     assert whole == pytest.approx(alone + AT_MARKS.dollars(1_000, 0) + AT_MARKS.dollars(1_000, 1_000))
     assert meter.cold_cost(AT_MARKS) == AT_MARKS.dollars_uncached(2_300)
+
+
+def test_a_session_with_one_hour_entries_pays_their_price_and_keeps_its_cache_an_hour() -> None:
+    """Writes at twice the input price, and a 30-minute pause still reads the cache."""
+    meters = {}
+    for hour in (False, True):
+        meter = Meter(one_hour=hour)
+        for pause, messages in ((0, [message("user", "task")]), (30 * 60_000, [message("user", "task"), message("assistant", "a")])):
+            units, marks = request_units(messages)
+            meter.add(units, [100] * len(units), pause_ms=pause, marks=marks)
+        meters[hour] = meter
+    anthropic = FAMILIES["anthropic"]
+    assert meters[False].cost(anthropic) == anthropic.dollars(100, 0) + anthropic.dollars(200, 0)
+    assert meters[True].cost(anthropic) == pytest.approx(2 * anthropic.input * 200 + anthropic.cache_read * 100)
+    assert meters[True].cost(ANY_PREFIX) == meters[False].cost(ANY_PREFIX)

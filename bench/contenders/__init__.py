@@ -19,7 +19,7 @@ from bench.contenders.hindsight import Hindsight
 from bench.contenders.masking import MaskOldOutputs
 from bench.contenders.opencode_prune import OpenCodePrune
 from bench.corpora import corpora
-from deepmem.prices import PriceModel
+from deepmem.prices import PriceModel, with_lifetime
 from deepmem.replay import Additions, Contender, Deepmem, Uncompressed
 from deepmem.types import Message, Settings
 
@@ -37,6 +37,8 @@ class Session(msgspec.Struct, frozen=True):
     additions: Additions = Additions()
     """What deepmem adds to this session's requests (`bench.frames`)."""
     settings: Settings = Settings()
+    one_hour: bool = False
+    """The session writes 1-hour cache entries: a priced contender schedules for those prices."""
 
 
 class Entry(NamedTuple):
@@ -71,7 +73,8 @@ def deepmem(name: str, tier: str | None = None, **changes: object) -> Callable[[
 
     def make(session: Session, model: PriceModel) -> Contender:
         settings = msgspec.structs.replace(session.settings, **changes) if changes else session.settings
-        return Deepmem(settings, tier, f"{name}@{model.name}", prices=model, additions=session.additions)
+        prices = with_lifetime(model, session.one_hour)
+        return Deepmem(settings, tier, f"{name}@{model.name}", prices=prices, additions=session.additions)
 
     return make
 
@@ -83,6 +86,13 @@ def headroom(session: Session) -> list[Contender]:
     except ImportError as exc:
         raise Unavailable(f"headroom-ai is not installed ({exc}); pip install -e '.[bench]'") from None
     return [Headroom()]
+
+
+def hindsight(session: Session, model: PriceModel) -> Contender:
+    """The cheapest schedule knowing the whole session, for the prices it is billed at (named for `model`)."""
+    player = Hindsight(session.settings, with_lifetime(model, session.one_hour), session.messages, session.additions)
+    player.name = f"hindsight@{model.name}"
+    return player
 
 
 def register_fixed_point(tail: int, batch: int) -> str:
@@ -126,7 +136,7 @@ register(
 register(
     "hindsight",
     "deepmem with the cheapest schedule of jumps knowing the whole session, per price model",
-    priced(lambda session, model: Hindsight(session.settings, model, session.messages, session.additions)),
+    priced(hindsight),
 )
 for _tail, _batch in ((2, 10), (4, 20)):
     register_fixed_point(_tail, _batch)

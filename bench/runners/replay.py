@@ -87,8 +87,9 @@ def replay_corpus(
             warnings.append(str(exc))
             continue
         setup = session_setup(path, messages, frame, additions, counter)
-        players, skipped = make_contenders(names, Session(messages, tuple(models), setup.additions, settings))
-        meters = replay_session(messages, players, counter, setup.frame)
+        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour)
+        players, skipped = make_contenders(names, session)
+        meters = replay_session(messages, players, counter, setup.frame, setup.one_hour)
         for player in players:
             if player.name.split("@")[0] == "deepmem":
                 seconds.extend(player.seconds)
@@ -101,6 +102,7 @@ def replay_corpus(
                 "tokens": baseline.tokens,
                 "final_tokens": baseline.final_tokens,
                 "frame": setup.frame,
+                "one_hour": setup.one_hour,
                 "deepmem_frame": setup.additions.frame,
                 "whispers": len(setup.additions.whispers),
                 "ratios": priced_ratios(meters, models),
