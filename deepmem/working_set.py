@@ -76,6 +76,8 @@ CODE_NAME = re.compile(r"\b(?:[a-z]+(?:[A-Z][a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a
 """Words of user text or a todo item that look like code names: `humanModified`, `PromptAttribution`, `added_lines`."""
 MIN_CODE_NAME = 8
 """Shorter code names (`getId`, `to_str`) are shown by too many files to say which one is meant."""
+CODE_RUN = re.compile(rf"[A-Za-z0-9_]{{{MIN_CODE_NAME},}}")
+"""A run of the characters code names are made of, long enough to hold one."""
 DONE = ("completed", "cancelled")
 """Todo items in these states no longer name what is being worked on."""
 
@@ -94,6 +96,14 @@ class View(NamedTuple):
 def is_vendored(path: str) -> bool:
     """True for files under installed or vendored trees, which the agent reads but rarely edits."""
     return VENDORED.search(path) is not None
+
+
+@lru_cache(maxsize=4096)
+def code_runs(output: str) -> str:
+    """An output's runs of code-name characters, each once, one a line: a code name occurs in
+    the output exactly when it occurs in them, in a text several times shorter (memoized: the
+    facts of every boundary and the schedule read the same outputs)."""
+    return "\n".join(dict.fromkeys(CODE_RUN.findall(output)))
 
 
 def input_signature(part: Part) -> str | None:
@@ -168,8 +178,8 @@ class WorkingSetBuilder:
         """Part id → output text, for every view."""
         self.code_names: dict[str, set[str]] = {}
         """Code name the user or the todo list named → names of the files whose views show it."""
-        self.sole_holders: set[str] = set()
-        """Names of the files that alone show some code name named."""
+        self.sole_holders: dict[str, int] = {}
+        """Name of each file that alone shows some code name named → how many such names it alone shows."""
         self.left: dict[str, int] = {}
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
 
@@ -183,15 +193,31 @@ class WorkingSetBuilder:
         words = named_code(text)
         new_words = words - self.code_names.keys()
         for word in new_words:
-            self.code_names[word] = {name for name, views in self.reads.items() if any(word in view.output for view in views)}
-        if new_words:
-            self.note_sole_holders()
+            holders = {name for name, views in self.reads.items() if any(word in code_runs(view.output) for view in views)}
+            self.code_names[word] = holders
+            if len(holders) == 1:
+                self.count_sole(next(iter(holders)), 1)
         held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
         self.touch(names | held, self.step)
 
-    def note_sole_holders(self) -> None:
-        """Recount the files that alone show some code name named."""
-        self.sole_holders = {next(iter(names)) for names in self.code_names.values() if len(names) == 1}
+    def count_sole(self, name: str, change: int) -> None:
+        """Count one more (+1) or one fewer (-1) code name that only files called `name` show."""
+        count = self.sole_holders.get(name, 0) + change
+        if count:
+            self.sole_holders[name] = count
+        else:
+            del self.sole_holders[name]
+
+    def add_holder(self, word: str, name: str) -> None:
+        """Files called `name` show a code name named: it may gain its sole holder or lose it."""
+        holders = self.code_names[word]
+        if name in holders:
+            return
+        if len(holders) == 1:
+            self.count_sole(next(iter(holders)), -1)
+        holders.add(name)
+        if len(holders) == 1:
+            self.count_sole(name, 1)
 
     def add_read(self, read: View, step: int = 0) -> None:
         """A read of a file joins the file's views. An older view of it leaves the working set
@@ -201,11 +227,10 @@ class WorkingSetBuilder:
         self.changed.add(file_name(path))
         self.touch((file_name(path),), step)
         self.read_counts[file_name(path)] = self.read_counts.get(file_name(path), 0) + 1
-        shown = [word for word in self.code_names if word in output]
+        runs = code_runs(output)
+        shown = [word for word in self.code_names if word in runs]
         for word in shown:
-            self.code_names[word].add(file_name(path))
-        if shown:
-            self.note_sole_holders()
+            self.add_holder(word, file_name(path))
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [read], None
         for view in reversed(views):

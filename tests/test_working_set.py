@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deepmem.ccr import CCRStore
 from deepmem.compressors.file_reads import file_line_numbers
@@ -22,7 +24,14 @@ from deepmem.sessionio import read_session
 from deepmem.support import quoted_lines, sed_patterns, step_support
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Settings
-from deepmem.working_set import FILE_TOKENS, WorkingSetBuilder, is_vendored
+from deepmem.working_set import (
+    CODE_NAME,
+    FILE_TOKENS,
+    MIN_CODE_NAME,
+    WorkingSetBuilder,
+    code_runs,
+    is_vendored,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SESSIONS = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted(
@@ -316,3 +325,29 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     assert all(probed <= tokens for probed, tokens in zip(sizes.probed, sizes.tokens, strict=True))
     again = session_sizes(messages[:20], Settings(), prices)
     assert again.probed == sizes.probed[: len(again.probed)]
+
+
+@given(
+    st.from_regex(CODE_NAME, fullmatch=True).filter(lambda word: len(word) >= MIN_CODE_NAME),
+    st.text(alphabet=st.sampled_from("abAB_1 .\n-é"), max_size=60),
+    st.text(alphabet=st.sampled_from("abAB_1 .\n-é"), max_size=60),
+    st.booleans(),
+)
+def test_a_code_name_occurs_in_an_output_exactly_when_in_its_code_runs(word: str, before: str, after: str, inside: bool) -> None:
+    """`code_runs` keeps every place a code name can occur: inside a longer word, across
+    underscores, next to non-ASCII letters, or nowhere."""
+    output = before + (word if inside else word[: len(word) // 2]) + after
+    assert (word in output) == (word in code_runs(output))
+
+
+@pytest.mark.parametrize("name", ["django-15499.json", "opencode-mailer.json"])
+def test_sole_holders_are_counted_as_they_change(name: str) -> None:
+    """The files that alone show a code name, kept up to date read by read, are at every message
+    the ones a recount over all code names finds."""
+    builder, sole = FactsBuilder(), 0
+    for message in read_session(str(FIXTURES / "sessions" / name)).messages:
+        builder.add(message)
+        working = builder.working
+        assert set(working.sole_holders) == {next(iter(names)) for names in working.code_names.values() if len(names) == 1}
+        sole += len(working.sole_holders)
+    assert sole > 0
