@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from deepmem.toolcalls.paths import by_file_name
 from deepmem.toolcalls.touches import touches
-from deepmem.types import Facts, Message
+from deepmem.types import Facts, Message, Part
 from deepmem.working_set import WorkingSetBuilder, input_signature, user_text
 
 NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+)[:\s]')
@@ -38,22 +38,19 @@ def named_lines(text: str) -> frozenset[tuple[str, int]]:
     return frozenset(found)
 
 
-class FactsBuilder:
-    """Facts folded message by message, so the facts at every boundary come from one pass."""
+class WorkingFold:
+    """The working set folded message by message (with the files each call touches and the
+    scripts written so far): all the schedule's whole views and the releases read."""
 
     def __init__(self, working: WorkingSetBuilder | None = None) -> None:
         self.step = 0
-        self.edited: dict[str, int] = {}
-        self.lines: set[tuple[str, int]] = set()
-        self.part_ids: dict[str, list[str]] = {}
-        self.newer: dict[str, str] = {}
         self.working = working or WorkingSetBuilder()
         self.texts: dict[str, str] = {}
         """Files written whole so far (path → text), so a command that runs one is followed."""
         self.messages = 0
 
     def add(self, message: Message) -> None:
-        """Fold one message (in history order) into the facts."""
+        """Fold one message (in history order)."""
         index, self.messages = self.messages, self.messages + 1
         if message["info"]["role"] == "assistant":
             self.step += 1
@@ -63,27 +60,52 @@ class FactsBuilder:
         for part in message["parts"]:
             if part.get("type") == "patch":
                 for path in part.get("files") or ():
-                    self.edited[str(path)] = self.step
-                    self.working.add_edit(str(path))
+                    self.add_edit(str(path))
             if part.get("type") != "tool":
                 continue
-            state = part.get("state") or {}
             signature = input_signature(part)
             touched = touches(part, self.texts)
             self.texts.update(touched.texts)
             self.working.add_part(part, signature, touched, index, self.step)
             for path in touched.changed:
-                self.edited[path] = self.step
-                self.working.add_edit(path)
-            for field in ("output", "error"):
-                if isinstance(state.get(field), str):
-                    self.lines |= named_lines(state[field])
-            call = call_signature(part, signature)
-            if call is not None:
-                older = self.part_ids.setdefault(call, [])
-                for part_id in older:
-                    self.newer[part_id] = str(part.get("callID", ""))
-                older.append(str(part.get("id", "")))
+                self.add_edit(path)
+            self.add_call(part, signature)
+
+    def add_edit(self, path: str) -> None:
+        """A file changed at the current step."""
+        self.working.add_edit(path)
+
+    def add_call(self, part: Part, signature: str | None) -> None:
+        """A tool call folded (nothing more for the working set alone)."""
+
+
+class FactsBuilder(WorkingFold):
+    """Facts folded message by message, so the facts at every boundary come from one pass."""
+
+    def __init__(self, working: WorkingSetBuilder | None = None) -> None:
+        super().__init__(working)
+        self.edited: dict[str, int] = {}
+        self.lines: set[tuple[str, int]] = set()
+        self.part_ids: dict[str, list[str]] = {}
+        self.newer: dict[str, str] = {}
+
+    def add_edit(self, path: str) -> None:
+        """A file changed at the current step: its step is kept for the stale reads."""
+        self.edited[path] = self.step
+        super().add_edit(path)
+
+    def add_call(self, part: Part, signature: str | None) -> None:
+        """The lines a call's output names, and the older copies of a call repeated."""
+        state = part.get("state") or {}
+        for field in ("output", "error"):
+            if isinstance(state.get(field), str):
+                self.lines |= named_lines(state[field])
+        call = call_signature(part, signature)
+        if call is not None:
+            older = self.part_ids.setdefault(call, [])
+            for part_id in older:
+                self.newer[part_id] = str(part.get("callID", ""))
+            older.append(str(part.get("id", "")))
 
     def snapshot(self) -> Facts:
         """The facts of everything added so far."""
@@ -104,7 +126,7 @@ class WholeViews:
     later histories start with the same messages."""
 
     def __init__(self, working: WorkingSetBuilder, ahead: int) -> None:
-        self.facts = FactsBuilder(working)
+        self.working_fold = WorkingFold(working)
         self.ahead = ahead
         self.digests: list[bytes | None] = []
         self.steps: list[int] = []
@@ -123,14 +145,14 @@ class WholeViews:
         """Add one message of step `step` (steps never decrease)."""
         while len(self.closed) < step:
             self.closed.append(self.views())
-        self.facts.add(message)
+        self.working_fold.add(message)
         self.digests.append(digest)
         self.steps.append(step)
 
     def views(self) -> tuple[tuple[int, int, str], ...]:
         """(step, message index, part id) of each view kept whole as of the messages folded so far."""
-        working = self.facts.working
-        working.snapshot()
+        working = self.working_fold.working
+        working.settle()
         return tuple(
             (self.steps[working.where[part_id]], working.where[part_id], part_id) for part_id in sorted(working.whole)
         )

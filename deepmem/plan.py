@@ -24,7 +24,7 @@ import xxhash
 
 from deepmem.cache_mark import MARK_NAME, with_mark
 from deepmem.copied import CopiedLines, copied_lines
-from deepmem.facts import FactsBuilder
+from deepmem.facts import FactsBuilder, WorkingFold
 from deepmem.history import Layout, tier_for
 from deepmem.nudges import Signals, nudge_parts
 from deepmem.outcomes import (
@@ -123,7 +123,7 @@ def freeze_batches(
 
     def build() -> Frozen:
         builder, done, batches = FactsBuilder(), 0, {}
-        ahead, read = FactsBuilder(working_set_builder(settings, prices)), 0
+        ahead, read = WorkingFold(working_set_builder(settings, prices)), 0
         sizes = MessageTokens(messages, digests, shape.message_steps, settings)
         releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices)
         for boundary, end in sorted(ends.items()):
@@ -133,7 +133,7 @@ def freeze_batches(
             for message in messages[read:jumped]:
                 ahead.add(message)
             read = jumped
-            ahead.working.snapshot()
+            ahead.working.settle()
             facts = builder.snapshot()
             facts = msgspec.structs.replace(facts, whole_views=ahead.working.whole & facts.working_set)
             first = rebased_from.get(boundary, done)

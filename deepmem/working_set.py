@@ -291,16 +291,20 @@ class WorkingSetBuilder:
                     ids.add(view.part_id)
         return frozenset(ids.union(latest.values()))
 
-    def snapshot(self) -> frozenset[str]:
-        """Part ids of the working set as it stands now (only files changed since the last
-        snapshot are looked at again)."""
+    def settle(self) -> None:
+        """Bring the views of each file and the views kept whole up to now (only files changed
+        since the last time are looked at again)."""
         for name in self.changed:
             self.files[name] = self.file_views(name)
         self.changed.clear()
+        self.keep_whole()
+
+    def snapshot(self) -> frozenset[str]:
+        """Part ids of the working set as it stands now (settled first)."""
+        self.settle()
         ids = set(self.repeated.values())
         for views in self.files.values():
             ids |= views
-        self.keep_whole()
         return frozenset(ids)
 
     def worked_on(self, name: str) -> bool:
