@@ -24,7 +24,7 @@ import msgspec
 import orjson
 
 from deepmem.context import context_units
-from deepmem.prices import PriceModel, one_hour_cache
+from deepmem.prices import PriceModel, with_lifetime
 from deepmem.replay import TokenCounter, session_steps
 from deepmem.types import Message
 
@@ -58,7 +58,7 @@ class SessionUsage(msgspec.Struct, frozen=True):
 
     def prices(self, family: PriceModel) -> PriceModel:
         """The family's prices with this session's cache lifetime (and its write price)."""
-        return one_hour_cache(family) if self.one_hour else family
+        return with_lifetime(family, self.one_hour)
 
 
 def recorded_usage(message: Message) -> Usage | None:

@@ -7,6 +7,22 @@ plugin (`model.cost`, dollars per million tokens), from the provider family name
 messages (`providerID` / `modelID`), and last from the cautious end of every family: the
 deepest cache discount, the highest write premium and the longest lifetime, so that an
 unknown provider is never cut more eagerly than a known one.
+
+What a provider reads from its cache depends on what OpenCode 1.18.33 sends it, which
+depends on the model and its AI SDK package (`model.api.npm`):
+- a Claude model, whatever the package, and any model of `@ai-sdk/anthropic`: OpenCode marks
+  `system[0]` and the last two messages (`cache_control`), and the cache is read up to a mark
+  only (`cached_at_marks`);
+- `@ai-sdk/openai`, `azure`, `xai`, `mistral`, `venice-ai-sdk-provider`, `deepinfra`,
+  `cerebras`: OpenCode sends the session id as the cache key (`promptCacheKey`,
+  `prompt_cache_key`), so a session's requests reach the server that holds its prefix, read
+  up to wherever they agree;
+- `@ai-sdk/openai-compatible`, the package of any provider configured without one: nothing
+  cache-related unless the provider sets `setCacheKey: true`. Whether such a server caches
+  is its own affair: some cache any repeated prefix by its content (DeepSeek, one vLLM server
+  with prefix caching), some not at all, a load-balanced one only when a request happens to
+  reach the machine that served the previous one. deepmem cannot count on that cache, nor on
+  its absence (`keyless`).
 """
 
 from __future__ import annotations
@@ -142,6 +158,37 @@ def with_lifetime(prices: PriceModel, one_hour: bool) -> PriceModel:
     return one_hour_cache(prices) if one_hour and prices.cached_at_marks else prices
 
 
+KEYLESS_PACKAGE = "@ai-sdk/openai-compatible"
+"""The AI SDK package OpenCode sends no cache key with (unless the provider sets `setCacheKey:
+true`, which the model the plugin is handed does not show: `[cost]` can say so)."""
+
+
+def keyless(prices: PriceModel) -> PriceModel:
+    """Prices for a provider whose cache deepmem cannot count on, nor on its absence: its read
+    price, but the cautious write premium and lifetime (`unknown`'s).
+
+    Priced as if it had no cache, deepmem would cut at every step; on a server that does cache,
+    every such cut writes the history again, and a session could cost more than without deepmem.
+    Priced as if it cached, deepmem cuts only where a cut pays even then; on a server without a
+    cache every cut still saves its tokens at the input price. So it prices the cache as there
+    but dear to write (1.25×) and never sure to be gone after a pause (an hour), so that no
+    jump is taken for free that might not be.
+    """
+    cautious = FAMILIES["unknown"]
+    return msgspec.structs.replace(
+        prices,
+        name=f"{prices.name}-keyless",
+        cache_write=max(prices.cache_write, prices.input * cautious.cache_write / cautious.input),
+        ttl_seconds=max(prices.ttl_seconds, cautious.ttl_seconds),
+    )
+
+
+def sends_no_cache_key(model: Any) -> bool:
+    """Whether OpenCode sends the model's requests without a cache key or marks: its package is
+    `KEYLESS_PACKAGE` (a Claude model is marked whatever its package; its family says so)."""
+    return isinstance(model, dict) and model.get("npm") == KEYLESS_PACKAGE
+
+
 REPORTED = ("anthropic", "openai", "gemini")
 """The price models every cost report shows, besides any other asked for."""
 
@@ -234,9 +281,12 @@ def resolve_prices(
 ) -> PriceModel:
     """The prices a session's jumps are weighed with, first found first used: `[cost]`
     (`configured`, given what it would override), OpenCode's model (`model.cost`), the
-    provider family the model or else the messages name, and last the cautious `unknown`."""
+    provider family the model or else the messages name, and last the cautious `unknown`;
+    `keyless` for a model OpenCode sends no cache key or marks with."""
     family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
     if family is None or family.name == "unknown":
         family = family_of_messages(messages)
-    own = from_opencode(model, family) if model else None
-    return (configured(own or family) if configured else None) or own or family
+    found = (from_opencode(model, family) if model else None) or family
+    if sends_no_cache_key(model) and not found.cached_at_marks:
+        found = keyless(found)
+    return (configured(found) if configured else None) or found

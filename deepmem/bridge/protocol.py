@@ -76,7 +76,8 @@ class System(Request, tag="system"):
     context: int = 0
     """The model's context window in tokens (`input.model.limit.context`); 0 when unknown."""
     model: dict[str, Any] = {}
-    """The model's `id`, `providerID` and `cost` (dollars per million tokens: input, cache read/write)."""
+    """The model's `id`, `providerID`, `cost` (dollars per million tokens: input, cache read/write)
+    and `npm` (its AI SDK package)."""
 
 
 class Compacting(Request, tag="compacting"):

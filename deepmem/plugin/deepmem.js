@@ -550,12 +550,18 @@ function contextWindow(model) {
   return Number.isInteger(context) && context > 0 ? context : 0;
 }
 
-// What the engine prices a session's jumps with: the model's id, provider and prices
-// (OpenCode's `model.cost`, dollars per million tokens); {} when OpenCode passes no model.
+// What the engine prices a session's jumps with: the model's id, provider, prices (OpenCode's
+// `model.cost`, dollars per million tokens) and AI SDK package (`model.api.npm`: whether
+// OpenCode sends a cache key); {} when OpenCode passes no model.
 function modelFacts(model) {
   if (!model || typeof model !== "object") return {};
   const { id, providerID, cost } = model;
-  return { id: String(id ?? ""), providerID: String(providerID ?? ""), cost: cost && typeof cost === "object" ? cost : {} };
+  return {
+    id: String(id ?? ""),
+    providerID: String(providerID ?? ""),
+    cost: cost && typeof cost === "object" ? cost : {},
+    npm: String(model.api?.npm ?? ""),
+  };
 }
 
 // `options.clock` replaces the system clock (tests); OpenCode passes no such option.
