@@ -22,9 +22,10 @@ from deepmem.extractors.calls import Timeline, ToolCall
 from deepmem.extractors.errors import call_label
 from deepmem.extractors.files import project_path
 from deepmem.extractors.outcomes import command_key
+from deepmem.extractors.progress import latest_todos
 from deepmem.extractors.requests import find_requests
 from deepmem.toolcalls.paths import file_name
-from deepmem.toolcalls.touches import call_touches
+from deepmem.toolcalls.touches import TODO_TOOLS, call_touches
 
 PATH = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|c|h|cpp|toml|json|ya?ml|md|cfg|ini|txt|sh)\b")
 CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
@@ -95,13 +96,11 @@ def files_read(timeline: Timeline) -> tuple[FileRead, ...]:
 
 def open_todos(timeline: Timeline) -> list[str]:
     """The items of the newest todo list not done yet."""
-    newest = next((call for call in reversed(timeline.calls) if call.tool == "todowrite"
-                   and isinstance(call.input.get("todos"), list)), None)
-    return open_items(newest) if newest is not None else []
+    return [todo.content for todo in latest_todos(timeline) if todo.status not in DONE]
 
 
 def open_items(call: ToolCall) -> list[str]:
-    """The items of one todowrite call not done yet."""
+    """The items of one todo-list call not done yet."""
     todos = call.input.get("todos")
     return [str(item.get("content", "")) for item in todos if isinstance(item, dict) and item.get("status") not in DONE] \
         if isinstance(todos, list) else []
@@ -132,7 +131,7 @@ def code_names(timeline: Timeline) -> tuple[tuple[str, str], ...]:
     for call in timeline.calls:
         if call.status == "error":
             continue
-        if call.tool == "todowrite":
+        if call.tool in TODO_TOOLS:
             note_names(newest, "\n".join(open_items(call)), call.step, "")
             continue
         changed = call_touches(call.tool, call.input).changed
