@@ -350,6 +350,22 @@ def test_compacting_writes_a_checkpoint_and_answers_the_prompt(bridge: Bridge) -
     assert orjson.loads(read_sealed(Path(raw))) == django_messages()
 
 
+def test_a_compaction_freezes_the_block_anew_with_the_sessions_checkpoint(bridge: Bridge, tmp_path: Path) -> None:
+    """Before: the block frozen at the first step. After the compaction: that block plus the session's own
+    checkpoint, frozen again (on disk too), while the compaction request itself gets no block."""
+    bridge.transform("ses_c", django_messages())
+    before = bridge.request("system", session="ses_c", system=["You are opencode"])["append"]
+    assert not any("This session was compacted" in piece for piece in before)
+    assert bridge.request("compacting", session="ses_c")["written"]
+    summary = bridge.request("system", session="ses_c", system=["You are a context summarization agent."])
+    assert summary["append"] == []
+    after = bridge.request("system", session="ses_c", system=["You are opencode"])["append"]
+    assert len(after) == 1 and "This session was compacted" in after[0] and "django/db/migrations" in after[0]
+    assert bridge.request("system", session="ses_c", system=["You are opencode"])["append"] == after
+    frozen = next(tmp_path.glob("**/.deep-memory/sessions/ses_c/stable-block.md"))
+    assert frozen.read_text(encoding="utf-8") == after[0]
+
+
 def test_a_new_session_resumes_from_the_latest_checkpoint(bridge: Bridge) -> None:
     bridge.transform("ses_old", django_messages())
     assert bridge.request("compacting", session="ses_old")["written"]

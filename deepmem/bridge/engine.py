@@ -297,11 +297,19 @@ class Engine:
         if path.is_file():
             state.stable_block = path.read_text(encoding="utf-8")
             return state.stable_block
+        new = state.created or not any(m["info"].get("role") == "assistant" for m in state.messages)
+        return self.freeze_block(session_id, "resume_block", self.root) if new else self.freeze_block(session_id)
+
+    def freeze_block(self, session_id: str, *checkpoint: Any) -> str:
+        """Memory's stable block, then the checkpoint block `checkpoint` names (a function of the checkpoints
+        feature and its arguments), frozen as the session's block and kept on disk."""
         with self.memory_lock:
             pieces = [features.optional_feature(features.MEMORY, "stable_block", self.root)]
-        if state.created or not any(m["info"].get("role") == "assistant" for m in state.messages):
-            pieces.append(features.optional_feature(features.CHECKPOINTS, "resume_block", self.root))
+        if checkpoint:
+            pieces.append(features.optional_feature(features.CHECKPOINTS, *checkpoint))
+        state = self.session(session_id)
         state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
+        path = self.session_dir(session_id) / STABLE_BLOCK_FILE
         atomic_write(path, self.redactor.text(state.stable_block).encode("utf-8"))
         prune_folders(path.parent.parent, self.config.limits.sessions_kept, path.parent)
         return state.stable_block
@@ -314,6 +322,9 @@ class Engine:
         self.save_stats(session_id)
         if result.get("error"):
             log.warning("checkpoint of %s: %s", session_id, result["error"])
+        # The compaction replaces the whole history, so the cache is rewritten anyway: the block is
+        # frozen anew with the session's checkpoint, which the continuation then sees at every step.
+        self.freeze_block(session_id, "continuation_block", self.root, session_id)
         return CompactingReply(
             prompt=result.get("prompt") or None,
             context=[str(item) for item in result.get("context") or []],

@@ -40,6 +40,11 @@ RESUME_OPEN = (
     "Continue from it when the user's request follows on from that work.\n\n"
 )
 RESUME_CLOSE = "</deepmem-resume>"
+CONTINUATION_OPEN = (
+    "<deepmem-resume>\nThis session was compacted. deepmem's checkpoint of the work before the compaction, "
+    "written from every message and tool call, is below: go on from its latest requests, files and commands "
+    "where the summary above leaves them out.\n\n"
+)
 SECTION_CAPS = (12, 8, 5, 3, 2, 1)
 """Lines kept per section, tried in turn until the resume block fits its budget."""
 SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "Critical context": 1.5,
@@ -118,12 +123,25 @@ def resume_block(root: str | os.PathLike[str], budget: int = RESUME_BUDGET_TOKEN
     checkpoint = latest_checkpoint(root)
     if checkpoint is None:
         return None
-    body = checkpoint.replace(END_MARK, "").rstrip() + "\n" + related_section(root)
+    return fitted_block(RESUME_OPEN, checkpoint.replace(END_MARK, "").rstrip() + "\n" + related_section(root), budget)
+
+
+def continuation_block(root: str | os.PathLike[str], session_id: str, budget: int = RESUME_BUDGET_TOKENS) -> str | None:
+    """The session's own checkpoint as the block its continuation after a compaction starts from, under
+    `budget` tokens; None when the session has none."""
+    checkpoint = read_checkpoint(session_dir(root, session_id) / LATEST)
+    if checkpoint is None:
+        return None
+    return fitted_block(CONTINUATION_OPEN, checkpoint.replace(END_MARK, "").rstrip() + "\n", budget)
+
+
+def fitted_block(opening: str, body: str, budget: int) -> str:
+    """The body between `opening` and the close, its sections cut in turn until it fits `budget` tokens."""
     for cap in (None, *SECTION_CAPS):
-        block = RESUME_OPEN + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
+        block = opening + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
         if estimate_tokens(block) <= budget:
             return block
-    return RESUME_OPEN + clip_to_budget(cap_sections(body, 1), budget) + RESUME_CLOSE
+    return opening + clip_to_budget(cap_sections(body, 1), budget, opening) + RESUME_CLOSE
 
 
 def related_section(root: str | os.PathLike[str]) -> str:
@@ -149,9 +167,9 @@ def cap_sections(markdown: str, cap: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def clip_to_budget(text: str, budget: int) -> str:
+def clip_to_budget(text: str, budget: int, opening: str = RESUME_OPEN) -> str:
     """Whole lines from the start while the block stays under budget."""
-    room = budget - estimate_tokens(RESUME_OPEN + RESUME_CLOSE)
+    room = budget - estimate_tokens(opening + RESUME_CLOSE)
     lines: list[str] = []
     for line in text.splitlines():
         if estimate_tokens("\n".join([*lines, line])) > room:

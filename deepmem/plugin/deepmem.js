@@ -458,8 +458,10 @@ async function transformMessages(engine, messages, compaction, deadlineMs = engi
 
 // Commands and compaction need the session's history in the engine. A session continued
 // in a new OpenCode process reaches them before any transform: fetch it from OpenCode.
-async function ensureHistory(engine, client, sessionID) {
-  if (!sessionID || engine.sessions.has(sessionID) || !client?.session?.messages) return;
+// `fresh` asks for the stored messages even when the engine has seen the session: at a
+// compaction, the tool results of the newest step came after the last transform.
+async function ensureHistory(engine, client, sessionID, fresh = false) {
+  if (!sessionID || (!fresh && engine.sessions.has(sessionID)) || !client?.session?.messages) return;
   const response = await client.session.messages({ path: { id: sessionID } });
   const messages = Array.isArray(response) ? response : response?.data;
   if (Array.isArray(messages) && messages.length) {
@@ -610,7 +612,7 @@ export const DeepmemPlugin = async (input, options) => {
     }),
     "experimental.session.compacting": guarded(async (hookInput, output) => {
       compacting.add(hookInput.sessionID);
-      await ensureHistory(engine, input?.client, hookInput.sessionID);
+      await ensureHistory(engine, input?.client, hookInput.sessionID, true);
       const reply = await engine.request(
         { op: "compacting", session: hookInput.sessionID },
         engine.settings.slowDeadlineMs,
