@@ -6,7 +6,10 @@ messages (`shared/reference/opencode-1.18.33/cache-breakpoints.md`). The fourth 
 the last assistant text part of the model answering now, at or before the boundary the
 previous request had. A jump changes only what follows that boundary, so its request
 reads everything up to the mark from the cache and writes the rest, where without the
-mark it would write every message again.
+mark it would write every message again. The jump's own request keeps the mark where the
+previous request had it, so it reads the entry written there; the request after it moves
+the mark to the new boundary, inside the prefix it reads whole from the jump's entries,
+which costs nothing more (a breakpoint bills only the tokens it writes).
 
 OpenCode passes a part's `metadata` on to the provider only for an assistant text part
 (as the text block's provider metadata) of a message made by the current provider and
