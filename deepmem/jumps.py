@@ -56,6 +56,8 @@ class Sizes(msgspec.Struct, frozen=True):
     """Per boundary k: the probed tokens before the cache mark a request places while k is the
     boundary (`deepmem.cache_mark`), which a jump from k reads from the cache where the cache
     is read only at marks; none when empty (no mark)."""
+    tail_steps: int = 0
+    """A jump to k is made at step k + tail_steps (see `marked_read`)."""
 
 
 def running_totals(message_steps: Sequence[int], values: Sequence[int], steps: int) -> tuple[int, ...]:
@@ -165,8 +167,19 @@ def jump_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: Price
     """
     if sizes.cold[step]:
         return request_tokens(sizes, step, target)
-    marked = sizes.marked[boundary] if len(sizes.marked) else 0
-    return prices.kept_prefix(sizes.probed[boundary], marked) + rewritten_tokens(sizes, step, boundary, target)
+    return prices.kept_prefix(sizes.probed[boundary], marked_read(sizes, step, boundary)) + rewritten_tokens(
+        sizes, step, boundary, target
+    )
+
+
+def marked_read(sizes: Sizes, step: int, boundary: int) -> int:
+    """Tokens request `step` reads up to our mark when it changes what follows `boundary`: the mark
+    the previous request carried. That is the one for `boundary` only if `boundary` was in force
+    before the previous request too; a jump made at the previous request moved the mark there,
+    and no entry is written at the new place until that request, so nothing is read."""
+    if not len(sizes.marked):
+        return 0
+    return sizes.marked[boundary] * (boundary + sizes.tail_steps < step - 1)
 
 
 def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:

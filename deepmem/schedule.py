@@ -142,7 +142,7 @@ def step_sizes(
     whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
     old = running_totals(steps, probed, count)
     totals = tuple(cut + kept for cut, kept in zip(old, whole, strict=True))
-    return Sizes(sizes.totals, totals, cold, marked_tokens(places, totals))
+    return Sizes(sizes.totals, totals, cold, marked_tokens(places, totals), settings.tail_steps)
 
 
 def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
@@ -188,7 +188,8 @@ def rebases(
         if made < len(cold) and cold[made]:
             read = 0
         elif prices.jumps_write_everything:
-            place = places.place(previous, made) if places else None
+            settled = previous + settings.tail_steps < made - 1  # the previous request carried its mark too
+            place = places.place(previous, made) if places and settled else None
             read = place[0] if place else 0
         else:
             continue

@@ -16,6 +16,7 @@ from deepmem.jumps import (
     cold_steps,
     fixed_jumps,
     jump_premium,
+    marked_read,
     priced_jumps,
     release_pays,
     request_pauses,
@@ -287,3 +288,13 @@ def test_a_jump_costs_more_where_the_cache_is_read_only_at_marks() -> None:
         extra = jump_premium(sizes, step, boundary, target, marks) - jump_premium(sizes, step, boundary, target, OPENAI)
         assert extra == pytest.approx((1 - OPENAI.read) * (sizes.probed[boundary] - read)) and extra > 0
         assert step_cost(sizes, step, boundary, target, marks) - step_cost(sizes, step, boundary, target, OPENAI) == pytest.approx(extra)
+
+
+def test_a_jump_at_the_request_after_a_jump_reads_nothing_at_our_mark() -> None:
+    """The mark moves to a new boundary at the request after the jump that made it; an entry
+    is written there only then, so a jump at that very request cannot read it yet."""
+    sizes = sizes_of(django())
+    boundary = 10
+    made = boundary + sizes.tail_steps
+    assert marked_read(sizes, made + 2, boundary) == sizes.marked[boundary] > 0
+    assert marked_read(sizes, made + 1, boundary) == 0

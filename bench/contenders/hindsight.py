@@ -46,6 +46,7 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
         np.asarray(sizes.probed, dtype=np.float64),
         sizes.cold,
         np.asarray(sizes.marked, dtype=np.float64) if sizes.marked else (),
+        sizes.tail_steps,
     )
     limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
     boundaries = np.arange(steps + 1)
