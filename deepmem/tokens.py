@@ -15,6 +15,9 @@ import re
 from functools import lru_cache
 
 _CJK = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK_LEADS = bytes(range(0xE3, 0xF0))
+"""The UTF-8 lead bytes of U+3000–U+FFFF, where every CJK range above lies."""
+_NOT_CJK_LEADS = bytes(byte for byte in range(256) if byte not in _CJK_LEADS)
 _DIGITS = b"0123456789"
 _ALNUM_SPACE = _DIGITS + b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz \n\t\r"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -67,6 +70,14 @@ def estimate_long(text: str) -> int:
     return estimate_text(text)
 
 
+def cjk_count(text: str) -> int:
+    """CJK characters in a text. The pattern runs only when the text's UTF-8 holds a lead byte
+    of U+3000–U+FFFF (one C pass; most non-ASCII outputs hold arrows and box lines, below)."""
+    if not text.encode("utf-8", "surrogatepass").translate(None, _NOT_CJK_LEADS):
+        return 0
+    return len(_CJK.findall(text))
+
+
 def estimate_text(text: str) -> int:
     """The formula itself (see `estimate_tokens`)."""
     if not text:
@@ -75,7 +86,7 @@ def estimate_text(text: str) -> int:
         data, cjk, other = text.encode("ascii"), 0, 0
     else:
         data = text.encode("ascii", "ignore")
-        cjk = len(_CJK.findall(text))
+        cjk = cjk_count(text)
         other = len(text) - len(data) - cjk
     size = len(data)
     punctuation = len(data.translate(None, _ALNUM_SPACE))

@@ -88,7 +88,13 @@ def counted_by_hand(text: str) -> int:
     return max(1, (hundredths + 50) // 100) if text else 0
 
 
-@given(st.text(alphabet=st.sampled_from(list("aZ9 \t\r\n.=-#*~_+/^\\,;()中é\x00")), max_size=1_200))
+@given(st.text(alphabet=st.sampled_from(list("aZ9 \t\r\n.=-#*~_+/^\\,;()中é\x00→─가！\u2fff\u3000\ufff0\ud800😀")), max_size=1_200))
 def test_estimate_is_its_formula_counted_by_hand(text: str) -> None:
     """The C-pass counts (and the memo of long texts) give what counting by hand gives."""
     assert estimate_tokens(text) == counted_by_hand(text) == estimate_tokens(str(text))
+
+
+@given(st.text(alphabet=st.sampled_from(list("a →─é中가！\u2fff\u3000\u303f\u3400\ufff0\uffef\ud800😀")), max_size=40))
+def test_cjk_counted_by_the_pattern_only_where_it_can_match(text: str) -> None:
+    """Skipping the pattern for a text with no character of U+3000–U+FFFF finds no fewer."""
+    assert tokens_module.cjk_count(text) == len(tokens_module._CJK.findall(text))
