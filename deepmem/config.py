@@ -122,15 +122,20 @@ def env_name(table: str, field: str) -> str:
 def load_config(root: str | os.PathLike[str] | None = None, defaults_on_error: bool = False) -> Config:
     """Defaults, then config.toml, then `DEEPMEM_*`; ConfigError on any bad value (see the module doc),
     or with `defaults_on_error` one warning and the defaults (the bridge must keep working)."""
+    return read_config(root, defaults_on_error)[0]
+
+
+def read_config(root: str | os.PathLike[str] | None, defaults_on_error: bool = False) -> tuple[Config, str]:
+    """The settings as `load_config` reads them, and their one-line problem ('' when they are valid)."""
     try:
-        return check_config(root)
+        return check_config(root), ""
     except ConfigError as exc:
         if not defaults_on_error:
             raise
         if str(exc) not in _reported:
             _reported.add(str(exc))
             log.warning("%s; using the default settings", exc)
-        return Config()
+        return Config(), str(exc)
 
 
 def config_problem(root: str | os.PathLike[str] | None) -> str:

@@ -12,22 +12,24 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from deepmem.config import Config, load_config
+from deepmem.config import Config, read_config
 from deepmem.redact import Redactor
 
 
 class Project(os.PathLike):
     """A project folder with its settings and the redactor they ask for."""
 
-    def __init__(self, root: str | os.PathLike[str], config: Config):
+    def __init__(self, root: str | os.PathLike[str], config: Config, problem: str = ""):
         self.root = Path(root)
         self.config = config
+        self.problem = problem
+        """Why config.toml was not used, when it was bad and the defaults stand in ('' otherwise)."""
         self.redactor = _redactor(config.security.redact, tuple(config.security.patterns))
 
     @classmethod
     def load(cls, root: str | os.PathLike[str], defaults_on_error: bool = False) -> Project:
         """The project at `root` with its settings (the defaults on a bad one when asked, see `load_config`)."""
-        return cls(root, load_config(root, defaults_on_error))
+        return cls(root, *read_config(root, defaults_on_error))
 
     def __fspath__(self) -> str:
         return str(self.root)

@@ -70,10 +70,10 @@ def test_an_engine_keeps_at_most_its_cap_of_sessions_and_a_forgotten_one_resyncs
     messages = django_messages()[:10]
     for session in ("a", "b", "c"):
         assert orjson.loads(answer(engine, transform(session, messages)))["ok"]
-    assert list(engine.sessions) == ["b", "c"]
+    assert list(engine.sessions.states) == ["b", "c"]
     assert (memory_dir(tmp_path) / "sessions" / "a" / "stats.json").is_file()
     more = django_messages()[:12]
-    chain = engine.sessions["c"].chain[-1]
+    chain = engine.sessions.states["c"].chain[-1]
     assert orjson.loads(answer(engine, transform("c", more, keep=10, keep_digest=chain)))["ok"]
     reply = orjson.loads(answer(engine, transform("a", more, keep=10, keep_digest="whatever")))
     assert reply["error"]["code"] == "resync"

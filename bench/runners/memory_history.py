@@ -167,7 +167,7 @@ def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: 
                     before: dict[str, Any]) -> dict[str, Any]:
     """The figures of one session against the memory built from the sessions before it."""
     now = session_time(messages)
-    block = Engine(root).system([], sid).append
+    block = Engine(root).injection.system([], sid).append
     stable = block[0] if block else ""
     first = whisper(root, seen.first_request, now, stable)
     start = "\n\n".join(part for part in (stable, first) if part)
@@ -217,7 +217,7 @@ def replay(paths: list[Path], root: Path, limit: int | None) -> list[dict[str, A
             records.append(measure_session(root, sid, messages, seen, before))
         compact(root, sid, messages)
         if number:
-            again = Engine(root).system([], sid).append
+            again = Engine(root).injection.system([], sid).append
             records[-1]["stable_same"] = (again[0] if again else "") == records[-1].pop("stable_bytes")
         before["touched"] |= seen.files
         before["changed"] |= seen.changed

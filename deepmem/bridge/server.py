@@ -49,10 +49,11 @@ class RedactingFormatter(logging.Formatter):
         return self.redactor.text(super().format(record))
 
 
-def setup_logging(root: str) -> None:
+def setup_logging(root: str) -> Project:
     """Log to `.deep-memory/logs/bridge.log` (`[limits] log_bytes` × 4 files, private), never to stdout.
 
-    The handler is in place before the settings are read, so a bad setting is logged (once).
+    The handler is in place before the settings are read, so a bad setting is logged (once);
+    the project read here is the one the engine serves.
     """
     folder = memory_dir(root) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
@@ -69,6 +70,7 @@ def setup_logging(root: str) -> None:
     project = Project.load(root, defaults_on_error=True)
     handler.maxBytes = project.config.limits.log_bytes
     formatter.redactor = project.redactor
+    return project
 
 
 class LineTooLong(Exception):
@@ -124,13 +126,13 @@ def watch_parent(parent: int) -> None:
             os._exit(0)
 
 
-def warm_up(engine: Engine, root: str) -> None:
+def warm_up(engine: Engine, root: str | Project) -> None:
     """Off the request path: the first log line (it loads the redactor's detectors), then the memory search."""
     log.info("engine started in %s (pid %d)", os.path.abspath(root), os.getpid())
     engine.warm_up_memory()
 
 
-def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BYTES) -> int:
+def serve(root: str | Project, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BYTES) -> int:
     """Answer requests until EOF or `shutdown`."""
     engine = Engine(root)
     threading.Thread(target=warm_up, args=(engine, root), daemon=True, name="warm-up").start()
@@ -147,19 +149,19 @@ def serve(root: str, stdin: BinaryIO, stdout: BinaryIO, limit: int = MAX_LINE_BY
             reply = answer(engine, line)
         stdout.write(reply)
         stdout.flush()
-    engine.save_all_stats()
+    engine.sessions.save_all_stats()
     log.info("engine stopped")
     return 0
 
 
 def run_bridge(root: str) -> int:
     """Entry point of `deepmem bridge`: protocol on the real stdout, everything else elsewhere."""
-    setup_logging(root)
-    ensure_gitignore(memory_dir(root))
+    project = setup_logging(root)
+    ensure_gitignore(memory_dir(project))
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
     try:
-        return serve(root, sys.stdin.buffer, protocol_out)
+        return serve(project, sys.stdin.buffer, protocol_out)
     except BrokenPipeError:
         return 0

@@ -107,3 +107,11 @@ def describe(result: Any) -> str:
     if isinstance(result, str):
         return result
     return orjson.dumps(result, default=str).decode()
+
+
+def run_command(root: str | os.PathLike[str], command: str, arguments: str, session_id: str, messages: list) -> str:
+    """Run a slash command's work on the session's latest history; the model then gets its one-line result."""
+    run = features.slash_commands().get(command)
+    if run is None:
+        raise ProtocolError("not_available", f"/{command} is not available yet")
+    return str(run(root, session_id, messages, arguments))

@@ -1,0 +1,100 @@
+"""What deepmem adds to a session's requests: the stable block in the system prompt, and the
+whisper of memory hits after each new user message."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from deepmem.bridge import features
+from deepmem.bridge.edits import append_edit
+from deepmem.bridge.protocol import SystemReply
+from deepmem.bridge.session import SessionState
+from deepmem.bridge.sessions import Sessions
+from deepmem.disk import atomic_write, prune_folders
+from deepmem.history import is_user_typed
+from deepmem.project import Project
+from deepmem.types import Message
+
+SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agent")
+"""Opening words of OpenCode's title and compaction-summary system prompts: nothing is
+injected into those requests."""
+
+STABLE_BLOCK_FILE = "stable-block.md"
+
+
+def is_side_request(system: list[str]) -> bool:
+    """True for OpenCode's title-generation and compaction-summary requests."""
+    head = system[0] if system else ""
+    return any(marker in head for marker in SIDE_REQUEST_MARKERS)
+
+
+class Injection:
+    """The stable block and the whispers of every session, from the project's memory."""
+
+    def __init__(self, project: Project, sessions: Sessions, memory_lock: threading.Lock):
+        self.project = project
+        self.sessions = sessions
+        self.memory_lock = memory_lock
+
+    def system(
+        self, system: list[str], session_id: str, context: int = 0, model: dict[str, Any] | None = None
+    ) -> SystemReply:
+        """The session's stable block (frozen at its first step), for the main requests only;
+        notes the window and prices of the model that answers them."""
+        if not session_id or is_side_request(system):
+            return SystemReply(append=[])
+        state = self.sessions.get(session_id)
+        if context > 0:
+            state.context_window = context
+        if model:
+            state.model = model
+        block = self.stable_block(session_id)
+        return SystemReply(append=[block] if block else [])
+
+    def stable_block(self, session_id: str) -> str:
+        """Memory stable block + resume block of a new session, computed once and kept on disk."""
+        state = self.sessions.get(session_id)
+        if state.stable_block is not None:
+            return state.stable_block
+        path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE
+        if path.is_file():
+            state.stable_block = path.read_text(encoding="utf-8")
+            return state.stable_block
+        new = state.created or not any(m["info"].get("role") == "assistant" for m in state.messages)
+        return self.freeze_block(session_id, "resume_block", self.project) if new else self.freeze_block(session_id)
+
+    def freeze_block(self, session_id: str, *checkpoint: Any) -> str:
+        """Memory's stable block, then the checkpoint block `checkpoint` names (a function of the checkpoints
+        feature and its arguments), frozen as the session's block and kept on disk."""
+        with self.memory_lock:
+            pieces = [features.optional_feature(features.MEMORY, "stable_block", self.project)]
+        if checkpoint:
+            pieces.append(features.optional_feature(features.CHECKPOINTS, *checkpoint))
+        state = self.sessions.get(session_id)
+        state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
+        path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE
+        atomic_write(path, self.project.redactor.text(state.stable_block).encode("utf-8"))
+        prune_folders(path.parent.parent, self.project.config.limits.sessions_kept, path.parent)
+        return state.stable_block
+
+    def add_whisper(self, state: SessionState, session_id: str, messages: list[Message]) -> None:
+        """Once per new user message: memory hits for it, appended after it (sticky)."""
+        last = messages[-1] if messages else None
+        if last is None or last["info"].get("role") != "user":
+            return
+        message_id = str(last["info"].get("id", ""))
+        if message_id in state.whispered:
+            return
+        state.whispered.add(message_id)
+        query = "\n".join(part["text"] for part in last["parts"] if is_user_typed(last, part))
+        if not query.strip():
+            return
+        shown = "\n".join([state.stable_block or "", *(edit.append.get("text", "") for edit in state.appends.values()
+                                                      if isinstance(edit.append, dict))])
+        with self.memory_lock:
+            text = features.optional_feature(features.MEMORY, "whisper", self.project, query, None, shown)
+        if text:
+            part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
+            edit = append_edit(session_id, message_id, part)
+            state.appends[edit.key] = edit

@@ -1,0 +1,44 @@
+"""What compression saved per session: a plan's totals, the toast, and `sessions/<sid>/stats.json`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import orjson
+
+from deepmem.disk import PRIVATE, atomic_write
+from deepmem.plan import TransformPlan
+from deepmem.redact import Redactor
+from deepmem.types import SavedTotals
+
+STATS_FILE = "stats.json"
+"""Read by `deepmem stats`."""
+
+
+def plan_totals(plan: TransformPlan) -> SavedTotals:
+    """Whole-history totals of a plan, for stats and the toast."""
+    rows = plan.stats.values()
+    return SavedTotals(
+        plan.layout.step,
+        sum(row.parts for row in rows),
+        sum(row.compressed for row in rows),
+        sum(row.tokens_before for row in rows),
+        sum(row.tokens_after for row in rows),
+    )
+
+
+def toast_text(saved: SavedTotals) -> str:
+    """One line for the user: what compression saved in this session so far."""
+    before, after = saved.tokens_before, saved.tokens_after
+    percent = 100 * (before - after) / before if before else 0.0
+    return (
+        f"deepmem: {before - after:,} tokens saved ({percent:.0f}%) · "
+        f"{saved.compressed} parts compressed, all restorable with deep_expand"
+    )
+
+
+def write_stats(folder: Path, session_id: str, saved: SavedTotals, redactor: Redactor) -> None:
+    """Write a session's totals to its folder's `stats.json` (private, redacted)."""
+    data = orjson.dumps(redactor.json({"session": session_id, **msgspec.to_builtins(saved)}), option=orjson.OPT_INDENT_2)
+    atomic_write(folder / STATS_FILE, data + b"\n", PRIVATE)
