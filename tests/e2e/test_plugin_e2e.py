@@ -196,8 +196,12 @@ def test_compaction_writes_a_checkpoint_and_gets_no_memory_block(opencode_projec
     assert "## Task overview" in summary.text()  # deepmem's structured prompt replaced OpenCode's
     assert project.llm.steps_played() == len(script)
 
+    # The session had no checkpoint before its compaction; its continuation starts from it.
+    before = project.llm.requests[: project.llm.requests.index(summary)]
+    assert not any("<deepmem-resume>" in r.system_text() for r in before if r.kind == "agent")
+    assert "This session was compacted" in project.llm.agent_requests()[-1].system_text()
+
     # A new session of the project starts from that checkpoint, the same bytes at every step.
-    assert not any("<deepmem-resume>" in r.system_text() for r in project.llm.agent_requests())
     follow_up = "carry on where we stopped"
     project.llm.add_session_script(follow_up, [bash("echo four"), {"text": "Carried on."}])
     second = project.run(follow_up)
