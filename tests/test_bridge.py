@@ -20,6 +20,7 @@ import pytest
 from deepmem import __version__
 from deepmem.bridge import features
 from deepmem.bridge.protocol import PROTOCOL, ProtocolError
+from deepmem.cache_mark import carries_mark
 from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
 from deepmem.plan import apply_transform, plan_transform, trailing_message
@@ -502,3 +503,51 @@ def test_the_models_window_sets_the_tiers_unless_config_overrides_it(tmp_path: P
         tiers[name] = engine.transform("s", history)["tier"]
         engine.close()
     assert tiers == {"unknown": "low", "small model": "high", "title model only": "low", "configured": "low"}
+
+
+RESTART_MODEL = {"id": "claude-sonnet-4-5", "providerID": "anthropic"}
+RESTART_MEMORIES = (
+    "The migration optimizer folds CreateModel + AlterModelOptions into one CreateModel in reduce().",
+    "AlterModelManagers after CreateModel can be reduced into CreateModel by the migration optimizer.",
+)
+
+
+def run_steps(engine: Bridge, history: list[dict], steps: range, memory_at: int) -> list[tuple[Any, ...]]:
+    """Per step: the system block and the messages as the plugin applies the engine's edits."""
+    seen = []
+    for step in steps:
+        if step == memory_at:
+            engine.request("tool", name="memory_store", args={"text": RESTART_MEMORIES[1], "type": "fact"})
+        system = engine.request("system", session="s", system=["You are opencode"], context=200_000, model=RESTART_MODEL)
+        assert engine.transform("s", history[:step])["ok"]
+        seen.append((system["append"], engine.applied(history[:step])))
+    return seen
+
+
+def test_a_restarted_engine_sends_the_same_bytes_for_an_ongoing_session(tmp_path: Path) -> None:
+    """Whispers, the stable block, the model's window and prices and the cache mark: what a new engine
+    sends for an ongoing session is what the first one would have sent (memory added meanwhile)."""
+    history, cut, memory_at = django_messages(), 30, 20
+    first = history[0]["parts"][0]
+    first["text"] = "How does the migration optimizer reduce CreateModel and AlterModelOptions?"
+    alone, restarted = tmp_path / "alone", tmp_path / "restarted"
+    runs = {}
+    for root in (alone, restarted):
+        engine = Bridge(root, SMALL_BATCHES)
+        engine.hello()
+        engine.request("tool", name="memory_store", args={"text": RESTART_MEMORIES[0], "type": "fact"})
+        if root == alone:
+            runs[root] = run_steps(engine, history, range(1, len(history) + 1), memory_at)
+        else:
+            runs[root] = run_steps(engine, history, range(1, cut), memory_at)
+            engine.close()
+            engine = Bridge(root, SMALL_BATCHES)
+            engine.hello()
+            runs[root] += run_steps(engine, history, range(cut, len(history) + 1), memory_at)
+        engine.close()
+    whispers = [part for part in runs[alone][-1][1][0]["parts"] if part["id"].startswith("prt_deepmem_whisper_")]
+    assert whispers and "reduce()" in whispers[0]["text"]
+    marked = [part for message in runs[alone][-1][1] for part in message["parts"] if carries_mark(part)]
+    assert len(marked) == 1 and marked[0]["type"] == "text"
+    assert runs[restarted] == runs[alone]
+    assert (restarted / ".deep-memory" / "sessions" / "s" / "request-state.json").is_file()

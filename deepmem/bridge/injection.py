@@ -7,10 +7,9 @@ import threading
 from typing import Any
 
 from deepmem.bridge import features
-from deepmem.bridge.edits import append_edit
 from deepmem.bridge.protocol import SystemReply
 from deepmem.bridge.session import SessionState
-from deepmem.bridge.sessions import Sessions
+from deepmem.bridge.sessions import STABLE_BLOCK_FILE, Sessions, whisper_part
 from deepmem.disk import atomic_write, prune_folders
 from deepmem.history import is_user_typed
 from deepmem.project import Project
@@ -19,9 +18,6 @@ from deepmem.types import Message
 SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agent")
 """Opening words of OpenCode's title and compaction-summary system prompts: nothing is
 injected into those requests."""
-
-STABLE_BLOCK_FILE = "stable-block.md"
-
 
 def is_side_request(system: list[str]) -> bool:
     """True for OpenCode's title-generation and compaction-summary requests."""
@@ -45,21 +41,18 @@ class Injection:
         if not session_id or is_side_request(system):
             return SystemReply(append=[])
         state = self.sessions.get(session_id)
-        if context > 0:
-            state.context_window = context
-        if model:
-            state.model = model
+        window = context if context > 0 else state.context_window
+        if (window, model or state.model) != (state.context_window, state.model):
+            state.context_window, state.model = window, model or state.model
+            self.sessions.remember(session_id)
         block = self.stable_block(session_id)
         return SystemReply(append=[block] if block else [])
 
     def stable_block(self, session_id: str) -> str:
-        """Memory stable block + resume block of a new session, computed once and kept on disk."""
+        """Memory stable block + resume block of a new session, computed once and kept on disk (a
+        restarted engine reads it back with the session)."""
         state = self.sessions.get(session_id)
         if state.stable_block is not None:
-            return state.stable_block
-        path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE
-        if path.is_file():
-            state.stable_block = path.read_text(encoding="utf-8")
             return state.stable_block
         new = state.created or not any(m["info"].get("role") == "assistant" for m in state.messages)
         return self.freeze_block(session_id, "resume_block", self.project) if new else self.freeze_block(session_id)
@@ -72,9 +65,10 @@ class Injection:
         if checkpoint:
             pieces.append(features.optional_feature(features.CHECKPOINTS, *checkpoint))
         state = self.sessions.get(session_id)
-        state.stable_block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
+        block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
+        state.stable_block = self.project.redactor.text(block)
         path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE
-        atomic_write(path, self.project.redactor.text(state.stable_block).encode("utf-8"))
+        atomic_write(path, state.stable_block.encode("utf-8"))
         prune_folders(path.parent.parent, self.project.config.limits.sessions_kept, path.parent)
         return state.stable_block
 
@@ -86,15 +80,15 @@ class Injection:
         message_id = str(last["info"].get("id", ""))
         if message_id in state.whispered:
             return
-        state.whispered.add(message_id)
         query = "\n".join(part["text"] for part in last["parts"] if is_user_typed(last, part))
-        if not query.strip():
-            return
-        shown = "\n".join([state.stable_block or "", *(edit.append.get("text", "") for edit in state.appends.values()
-                                                      if isinstance(edit.append, dict))])
-        with self.memory_lock:
-            text = features.optional_feature(features.MEMORY, "whisper", self.project, query, None, shown)
+        text = ""
+        if query.strip():
+            shown = "\n".join([state.stable_block or "", *(shown for shown in state.whispered.values() if shown)])
+            with self.memory_lock:
+                found = features.optional_feature(features.MEMORY, "whisper", self.project, query, None, shown)
+            text = self.project.redactor.text(found) if found else ""
+        state.whispered[message_id] = text
         if text:
-            part = {"id": f"prt_deepmem_whisper_{message_id}", "type": "text", "text": text, "synthetic": True}
-            edit = append_edit(session_id, message_id, part)
+            edit = whisper_part(session_id, message_id, text)
             state.appends[edit.key] = edit
+        self.sessions.remember(session_id)

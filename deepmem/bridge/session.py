@@ -28,8 +28,8 @@ class SessionState(msgspec.Struct):
     edit the plugin holds (it re-applies them every step)."""
     appends: dict[str, WireEdit] = {}
     """Sticky appended parts (the whisper of each user message): edit key → edit."""
-    whispered: set[str] = set()
-    """User message ids whose whisper was already decided."""
+    whispered: dict[str, str] = {}
+    """User message id → its whisper ('' when none), for every user message already decided."""
     stable_block: str | None = None
     """The system block frozen at the session's first step."""
     created: bool = False

@@ -27,6 +27,7 @@ const FORWARDED_EVENTS = new Set(["session.created", "session.idle", "session.co
 const ENGINES = Symbol.for("deepmem.engines");
 const DIGEST_CACHE_LIMIT = 200000;
 const FIRST_SYSTEM_DEADLINE_MS = 3000;
+const SYSTEM_SEPARATOR = "\n\n";
 
 // ---------------------------------------------------------------------------------------
 // Settings: environment first, then the sidecar `deepmem.json` written by `deepmem init`.
@@ -607,8 +608,13 @@ export const DeepmemPlugin = async (input, options) => {
         first ? Math.max(engine.settings.deadlineMs, FIRST_SYSTEM_DEADLINE_MS) : engine.settings.deadlineMs,
       );
       if (!reply?.ok) return;
-      if (reply.append.length) answeredSystem.add(hookInput.sessionID);
-      output.system.push(...reply.append);
+      if (!reply.append.length) return;
+      answeredSystem.add(hookInput.sessionID);
+      // Joined to the first system string, not pushed as a second one: OpenCode marks the
+      // first two system blocks for the cache, and a request keeps only 4 marks (a second
+      // block would push out the newest of OpenCode's two marks on the last messages).
+      if (output.system.length) output.system[0] = [output.system[0], ...reply.append].join(SYSTEM_SEPARATOR);
+      else output.system.push(...reply.append);
     }),
     "experimental.session.compacting": guarded(async (hookInput, output) => {
       compacting.add(hookInput.sessionID);

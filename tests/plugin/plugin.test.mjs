@@ -88,6 +88,9 @@ test("system: a frozen block for the main request, nothing for title or summary 
   const again = { system: ["You are opencode, an interactive CLI tool."] };
   await system({ sessionID, model: {} }, again);
   assert.deepEqual(again.system, main.system);
+  assert.equal(main.system.length, 1); // the block joins the first system string
+  assert.ok(main.system[0].startsWith("You are opencode, an interactive CLI tool.\n\n"));
+  assert.ok(main.system[0].length > "You are opencode, an interactive CLI tool.".length + 2);
   const title = { system: ["You are a title generator. You output ONLY a thread title."] };
   await system({ sessionID, model: {} }, title);
   assert.equal(title.system.length, 1);
