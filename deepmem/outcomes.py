@@ -246,8 +246,6 @@ class MessageOutcome(msgspec.Struct, frozen=True, gc=False):
     """Per stats kind: its counts in this message."""
     tokens: int
     signals: Signals
-    part_tokens: tuple[int, ...]
-    """Per part: its estimated tokens once compressed (as it is when left alone)."""
 
 
 def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
@@ -257,7 +255,7 @@ def names_for(message: Message, part: Part, ctx: Context) -> tuple[str, ...]:
     return compressors_for(part, ctx) if not ctx.captured else capture_compressors(part)
 
 
-def compute_message(
+def part_outcomes(
     message: Message,
     digest: bytes | None,
     step: int,
@@ -266,14 +264,12 @@ def compute_message(
     settings: Settings,
     released: dict[str, Batch],
     copied: frozenset[str] = frozenset(),
-    probing: bool = False,
-) -> MessageOutcome:
-    """Compress the parts of one message (old: by route; new: capture-time trimming only).
+) -> list[PartOutcome]:
+    """The outcome of each part of one message (old: by route; new: capture-time trimming only).
 
     A part is compressed with the facts of its batch, or of the boundary at whose jump it
     is released from the working set (`released`); `tier` overrides the batches' own
-    tiers; `copied` are the lines its inputs copy from earlier outputs that stay. A probe
-    (`probing`: its sizes are all the schedule reads) leaves out what the nudges look for.
+    tiers; `copied` are the lines its inputs copy from earlier outputs that stay.
     """
     contexts: dict[int, Context] = {}
 
@@ -291,23 +287,39 @@ def compute_message(
             )
         return known
 
-    replaced, originals, failures, tokens, part_tokens = [], [], 0, 0, []
-    rows: dict[str, KindStats] = {}
     part_sizes = message_sizes(message, digest).parts
+    outcomes = []
     for part_index, part in enumerate(message["parts"]):
         ctx = context(released.get(str(part.get("id", "")), batch) if released else batch)
-        outcome = part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index))
-        kind = stats_kind(message, part)
+        outcomes.append(part_outcome(part, ctx, names_for(message, part, ctx), part_sizes[part_index], (digest, part_index)))
+    return outcomes
+
+
+def compute_message(
+    message: Message,
+    digest: bytes | None,
+    step: int,
+    batch: Batch,
+    tier: Tier | None,
+    settings: Settings,
+    released: dict[str, Batch],
+    copied: frozenset[str] = frozenset(),
+) -> MessageOutcome:
+    """What the transform does to one message: its parts' outcomes (`part_outcomes`) gathered,
+    counted by kind, and read for what the nudges look for."""
+    replaced, originals, failures, tokens = [], [], 0, 0
+    rows: dict[str, KindStats] = {}
+    outcomes = part_outcomes(message, digest, step, batch, tier, settings, released, copied)
+    for part_index, (part, outcome) in enumerate(zip(message["parts"], outcomes, strict=True)):
         counts = KindStats(1, int(outcome.part is not None), *outcome.chars, *outcome.tokens)
-        tally(rows, kind, counts)
+        tally(rows, stats_kind(message, part), counts)
         failures += outcome.failures
         tokens += 0 if is_nudge(part) else outcome.tokens[0]
-        part_tokens.append(outcome.tokens[1])
         if outcome.part is not None:
             replaced.append((part_index, outcome.part))
             originals.extend(outcome.originals)
-    signals = Signals() if probing else message_signals(message, dict(replaced))
-    return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals, tuple(part_tokens))
+    signals = message_signals(message, dict(replaced))
+    return MessageOutcome(tuple(replaced), tuple(originals), failures, tuple(rows.items()), tokens, signals)
 
 
 def message_outcome(

@@ -16,7 +16,7 @@ from deepmem.cache_mark import MarkPlaces
 from deepmem.facts import WholeViews
 from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
 from deepmem.jumps import Sizes, boundary_at, cold_steps, fixed_jumps, priced_jumps, running_totals
-from deepmem.outcomes import CACHES, Batch, compute_message, message_digest, message_sizes
+from deepmem.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
 from deepmem.prices import PriceModel, resolve_prices
 from deepmem.types import Facts, Message, Settings, Tier
 from deepmem.working_set import WorkingSetBuilder
@@ -35,7 +35,7 @@ def probe_tokens(
     """
 
     def probe() -> tuple[int, ...]:
-        return compute_message(message, digest, step, PROBES[tier], None, settings, {}, probing=True).part_tokens
+        return tuple(outcome.tokens[1] for outcome in part_outcomes(message, digest, step, PROBES[tier], None, settings, {}))
 
     return probe() if digest is None else CACHES.probes.get((digest, tier, settings_key), probe)
 
