@@ -7,7 +7,8 @@ What the work after a checkpoint picks up again, from what the tools did:
 - commands whose newest run succeeded, one per program and subcommands (`go test`,
   `git diff`), the most used first, each in its latest spelling;
 - code names (`ShadowBranchName`, `base_commit`: camelCase, CamelCase or snake_case, 8
-  characters or more) from the text of the edits, writes and patches, the todo list and the
+  characters or more) from the text of the edits, writes and patches (a shell command that
+  changes a file among them: `sed -i`, a heredoc), the todo list and the
   latest requests, the newest first, each with the file its newest edit changed.
 """
 
@@ -28,8 +29,9 @@ from deepmem.toolcalls.paths import file_name
 from deepmem.toolcalls.touches import TODO_TOOLS, call_touches
 
 PATH = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|c|h|cpp|toml|json|ya?ml|md|cfg|ini|txt|sh)\b")
-CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b")
-"""A code name: a word with a capital after a lower-case letter or digit, or with an underscore."""
+CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b(?!\.\w{1,4}\b)")
+"""A code name: a word with a capital after a lower-case letter or digit, or with an underscore (not the
+stem of a file name, `test_parser.py`)."""
 MIN_CODE_NAME = 8
 """Shorter names (`getId`, `to_str`) are too common to say what is being worked on."""
 NAME_FIELDS = ("oldString", "newString", "content", "patchText", "patch")
@@ -135,9 +137,10 @@ def code_names(timeline: Timeline) -> tuple[tuple[str, str], ...]:
             note_names(newest, "\n".join(open_items(call)), call.step, "")
             continue
         changed = call_touches(call.tool, call.input).changed
-        where = project_path(changed[0], call.cwd, timeline.root) if changed and not call.command else ""
-        code = "\n".join(str(call.input.get(field) or "") for field in NAME_FIELDS)
-        note_names(newest, code, call.step, where)
+        where = project_path(changed[0], call.cwd, timeline.root) if changed else ""
+        fields = ("command",) if call.command else NAME_FIELDS
+        if where or not call.command:
+            note_names(newest, "\n".join(str(call.input.get(field) or "") for field in fields), call.step, where)
     for request in find_requests(timeline)[1:][-LATEST_REQUESTS:]:
         note_names(newest, request.text, request.step, "")
     ranked = sorted(newest.items(), key=lambda item: (-item[1][0], item[0]))
