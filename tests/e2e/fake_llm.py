@@ -42,7 +42,8 @@ class Request:
     kind: str  # "agent" | "title" | "compaction"
     script: str  # MAIN or the task prompt of a subagent script ("" for auxiliary requests)
     step: int  # index of the step played (len(script) when the script was exhausted)
-    body: dict[str, Any]
+    body: dict[str, Any]  # in OpenAI's chat format (translated when the model speaks another)
+    raw: dict[str, Any] | None = None  # the body as received, when it was translated
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -166,6 +167,13 @@ class FakeLLM:
             self.requests.append(request)
         return request, step
 
+    def stream(self, request: Request, step: dict[str, Any]) -> Iterator[bytes]:
+        """The server-sent events answering one request: chat.completion chunks, then [DONE]."""
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
+        for chunk in _chunks(self, request, step):
+            yield b"data: " + json.dumps({**base, **chunk}).encode() + b"\n\n"
+        yield b"data: [DONE]\n\n"
+
     def _script_of(self, body: dict[str, Any]) -> str:
         first_user = next((message_text(m) for m in body.get("messages", []) if m.get("role") == "user"), "")
         for prompt in self._scripts:
@@ -219,10 +227,8 @@ def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-type", "text/event-stream")
             self.send_header("connection", "close")
             self.end_headers()
-            base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
-            for chunk in _chunks(llm, request, step):
-                self.wfile.write(b"data: " + json.dumps({**base, **chunk}).encode() + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
+            for event in llm.stream(request, step):
+                self.wfile.write(event)
             self.wfile.flush()
             self.close_connection = True
 

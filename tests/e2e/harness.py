@@ -114,23 +114,25 @@ def opencode_config(
     output_limit: int,
     cost: dict[str, float] | None = None,
     model_id: str = "fake",
+    provider: str = "fake",
+    npm: str = "@ai-sdk/openai-compatible",
 ) -> dict[str, Any]:
-    """The project's opencode.json: provider `fake` at the fake model `model_id` (with `cost`, its
-    prices per million tokens, when given), every permission allowed."""
+    """The project's opencode.json: provider `provider` (its AI SDK package `npm`) at the fake model
+    `model_id` (with `cost`, its prices per million tokens, when given), every permission allowed."""
     model: dict[str, Any] = {"name": "Fake", "limit": {"context": context_limit, "output": output_limit}}
     if cost:
         model["cost"] = cost
     return {
         "$schema": "https://opencode.ai/config.json",
         "provider": {
-            "fake": {
-                "npm": "@ai-sdk/openai-compatible",
+            provider: {
+                "npm": npm,
                 "name": "Fake",
                 "options": {"baseURL": base_url, "apiKey": "x"},
                 "models": {model_id: model},
             }
         },
-        "model": f"fake/{model_id}",
+        "model": f"{provider}/{model_id}",
         "compaction": {"auto": auto_compaction},
         "permission": {"external_directory": "allow", "edit": "allow", "bash": "allow"},
     }
@@ -269,6 +271,8 @@ def make_project(
     env: dict[str, str] | None = None,
     cost: dict[str, float] | None = None,
     model_id: str = "fake",
+    provider: str = "fake",
+    npm: str = "@ai-sdk/openai-compatible",
 ) -> Project:
     """Create `base/name` (copied from `copy_from`, plus `files`) wired to `llm`, with its own HOME.
 
@@ -290,6 +294,8 @@ def make_project(
         output_limit=output_limit,
         cost=cost,
         model_id=model_id,
+        provider=provider,
+        npm=npm,
     )
     (root / "opencode.json").write_text(json.dumps(config, indent=2) + "\n")
     for folder in (root / ".opencode", home / ".config" / "opencode", home / "managed"):
@@ -301,14 +307,17 @@ def make_project(
     return Project(root, home, llm, dict(env or {}))
 
 
-def start_project(base: Path, script: list[dict[str, Any]], *, name: str = "demo", **options: Any) -> Project:
-    """Start a FakeLLM playing `script` (with `$ROOT` replaced by the project path) and make its project.
+def start_project(
+    base: Path, script: list[dict[str, Any]], *, name: str = "demo", llm_type: type[FakeLLM] = FakeLLM, **options: Any
+) -> Project:
+    """Start a `llm_type` model playing `script` (with `$ROOT` replaced by the project path) and make its
+    project.
 
     `options` are make_project's; call `project.close()` when done.
     """
     opencode_binary()
     root = base / name
-    llm = FakeLLM(with_root(script, root)).start()
+    llm = llm_type(with_root(script, root)).start()
     return make_project(base, llm, name=name, **options)
 
 
