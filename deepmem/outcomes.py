@@ -295,21 +295,11 @@ def part_outcomes(
     return outcomes
 
 
-def compute_message(
-    message: Message,
-    digest: bytes | None,
-    step: int,
-    batch: Batch,
-    tier: Tier | None,
-    settings: Settings,
-    released: dict[str, Batch],
-    copied: frozenset[str] = frozenset(),
-) -> MessageOutcome:
-    """What the transform does to one message: its parts' outcomes (`part_outcomes`) gathered,
-    counted by kind, and read for what the nudges look for."""
+def gathered(message: Message, outcomes: list[PartOutcome]) -> MessageOutcome:
+    """What the transform does to one message: its parts' outcomes gathered, counted by kind,
+    and read for what the nudges look for."""
     replaced, originals, failures, tokens = [], [], 0, 0
     rows: dict[str, KindStats] = {}
-    outcomes = part_outcomes(message, digest, step, batch, tier, settings, released, copied)
     for part_index, (part, outcome) in enumerate(zip(message["parts"], outcomes, strict=True)):
         counts = KindStats(1, int(outcome.part is not None), *outcome.chars, *outcome.tokens)
         tally(rows, stats_kind(message, part), counts)
@@ -333,9 +323,8 @@ def message_outcome(
 ) -> MessageOutcome:
     """The outcome of one message, memoized on its key (digest, step, batch fingerprint, tier,
     settings, releases, copied lines)."""
-    step, copied = key.step, key.copied
-    if digest is None:
-        return compute_message(message, digest, step, batch, tier, settings, released, copied)
-    return CACHES.messages.get(
-        key, lambda: compute_message(message, digest, step, batch, tier, settings, released, copied)
-    )
+
+    def compute() -> MessageOutcome:
+        return gathered(message, part_outcomes(message, digest, key.step, batch, tier, settings, released, key.copied))
+
+    return compute() if digest is None else CACHES.messages.get(key, compute)
