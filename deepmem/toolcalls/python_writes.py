@@ -26,9 +26,10 @@ def python_writes(code: str) -> tuple[tuple[str, str], ...]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return tuple((match.group(2), "written") for match in OPEN_FOR_WRITE.finditer(code))
-    names = _string_bindings(tree)
+    nodes = list(ast.walk(tree))  # walked once, read twice
+    names = _string_bindings(nodes)
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call):
             for target, action in _call_writes(node, names):
                 for path in target:
@@ -36,10 +37,11 @@ def python_writes(code: str) -> tuple[tuple[str, str], ...]:
     return tuple(found.items())
 
 
-def _string_bindings(tree: ast.AST) -> dict[str, list[str]]:
-    """Names bound to string constants (or loops over lists of them), last binding wins."""
+def _string_bindings(nodes: list[ast.AST]) -> dict[str, list[str]]:
+    """Names bound to string constants (or loops over lists of them), last binding wins, in the
+    order the nodes come."""
     names: dict[str, list[str]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values = _strings(node.value, names)
             if values:
