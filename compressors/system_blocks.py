@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from deepmem.text.fields import cut_blocks, main_text
+from deepmem.text.fields import cut_blocks
 from deepmem.types import Context, Part, Result
 
 NAME = "system_blocks"
@@ -16,7 +16,4 @@ BLOCK = re.compile(r"<(system-reminder|system-notification|system-message)>.*?</
 
 def compress(part: Part, ctx: Context) -> Result | None:
     """Replace each injected block with a marker; the block goes to CCR."""
-    text = main_text(part)
-    if not text or "<system-" not in text:
-        return None
-    return cut_blocks(part, text, BLOCK, NAME, lambda match: f"1 {match.group(1)} block")
+    return cut_blocks(part, "<system-", BLOCK, NAME, lambda match: f"1 {match.group(1)} block")

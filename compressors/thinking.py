@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from deepmem.text.fields import cut_blocks, main_text
+from deepmem.text.fields import cut_blocks
 from deepmem.types import Context, Part, Result
 
 NAME = "thinking"
@@ -16,7 +16,4 @@ INLINE = re.compile(r"<(thinking|think)>.*?</\1>\s*", re.DOTALL)
 
 def compress(part: Part, ctx: Context) -> Result | None:
     """Replace inline thinking with a marker; the thinking goes to CCR."""
-    text = main_text(part)
-    if not text or "<think" not in text:
-        return None
-    return cut_blocks(part, text, INLINE, NAME, lambda match: "inline thinking", "\n")
+    return cut_blocks(part, "<think", INLINE, NAME, lambda match: "inline thinking", "\n")

@@ -30,13 +30,16 @@ def with_main_text(part: Part, text: str) -> Part:
 
 def cut_blocks(
     part: Part,
-    text: str,
+    needle: str,
     pattern: re.Pattern[str],
     name: str,
     describe: Callable[[re.Match[str]], str],
     after: str = "",
 ) -> Result | None:
-    """Replace each match of `pattern` in the main text by a removal marker (+ `after`); blocks go to CCR."""
+    """Replace each match of `pattern` in the main text (if it holds `needle`) by a removal marker (+ `after`); blocks go to CCR."""
+    text = main_text(part)
+    if not text or needle not in text:
+        return None
     originals: list[Original] = []
 
     def replace(match: re.Match[str]) -> str:
