@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,59 +20,57 @@ from deepmem.memory.store import import_entries, memory_path
 from deepmem.sessionio import decode_object, write_output
 from deepmem.types import InputError
 
+ONE_SCOPE = ("project", "global")
+EVERY_SCOPE = ("project", "global", "all")
 
-def _common(parser: argparse.ArgumentParser, scopes: tuple[str, ...], default: str) -> None:
-    parser.add_argument("--scope", choices=scopes, default=default)
+
+def _action(
+    commands: argparse._SubParsersAction,
+    name: str,
+    summary: str,
+    run: Callable[[argparse.Namespace], int],
+    scopes: tuple[str, ...],
+) -> argparse.ArgumentParser:
+    """One `memory` subcommand with the options all share: `--scope` (default all where it may be), `--json`, `--root`."""
+    parser = commands.add_parser(name, help=summary)
+    parser.add_argument("--scope", choices=scopes, default="all" if "all" in scopes else "project")
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_root(parser)
+    parser.set_defaults(run=run)
+    return parser
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `memory` parser and its subcommands."""
     memory = subparsers.add_parser("memory", help="store and search project and global memories")
     commands = memory.add_subparsers(dest="memory_command", required=True, metavar="ACTION")
-    one, every = ("project", "global"), ("project", "global", "all")
 
-    add = commands.add_parser("add", help="store a memory (duplicates are refused or merged)")
+    add = _action(commands, "add", "store a memory (duplicates are refused or merged)", run_add, ONE_SCOPE)
     add.add_argument("text")
     add.add_argument("--type", choices=TYPES, default="note")
-    _common(add, one, "project")
-    add.set_defaults(run=run_add)
 
-    search = commands.add_parser("search", help="hybrid BM25 + embedding search")
+    search = _action(commands, "search", "hybrid BM25 + embedding search", run_search, EVERY_SCOPE)
     search.add_argument("query", nargs="?")
     search.add_argument("-k", type=int, default=5, help="number of hits (default 5)")
     search.add_argument("--explain", action="store_true", help="show BM25 terms, similarity and ranks")
     search.add_argument("--batch", metavar="QUERIES.jsonl", help='one {"id","query"} per line → {"id","hits"}')
-    _common(search, every, "all")
-    search.set_defaults(run=run_search)
 
-    forget = commands.add_parser("forget", help="forget a memory by id, or the best match of a query")
+    forget = _action(commands, "forget", "forget a memory by id, or the best match of a query", run_forget, ONE_SCOPE)
     forget.add_argument("target", help="an id or a query")
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    _common(forget, one, "project")
-    forget.set_defaults(run=run_forget)
 
-    listing = commands.add_parser("list", help="list memories")
+    listing = _action(commands, "list", "list memories", run_list, EVERY_SCOPE)
     listing.add_argument("--type", choices=TYPES)
-    _common(listing, every, "all")
-    listing.set_defaults(run=run_list)
 
-    stats = commands.add_parser("stats", help="counts per scope and type")
-    _common(stats, every, "all")
-    stats.set_defaults(run=run_stats)
+    _action(commands, "stats", "counts per scope and type", run_stats, EVERY_SCOPE)
 
-    export = commands.add_parser("export", help="write memories as JSON or Markdown")
+    export = _action(commands, "export", "write memories as JSON or Markdown", run_export, EVERY_SCOPE)
     export.add_argument("-o", "--output", help="output file (default: stdout)")
     export.add_argument("--format", choices=("json", "markdown"), default="json")
-    _common(export, every, "all")
-    export.set_defaults(run=run_export)
 
-    load = commands.add_parser("import", help="import a .json, .jsonl or .md file (each entry keeps its id)")
+    load = _action(commands, "import", "import a .json, .jsonl or .md file (each entry keeps its id)", run_import, ONE_SCOPE)
     load.add_argument("file", help="FILE.json (list of entries), FILE.jsonl (one per line) or FILE.md")
     load.add_argument("--dedup", action="store_true", help="skip entries whose text is already stored")
-    _common(load, one, "project")
-    load.set_defaults(run=run_import)
     memory_lifecycle.register(commands)
 
 
