@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import orjson
 import pytest
 
-from deepmem.compressors import REGISTRY, ROUTES, compressors_for
+from deepmem import compressors
+from deepmem.compressors import REGISTRY, ROUTES, capture_compressors, compressors_for, route_keys
 from deepmem.history import whole_view_tokens
 from deepmem.markers import marker_keys, shown_key
 from deepmem.text.fields import main_text
@@ -365,13 +367,46 @@ def test_capture_cuts_a_ten_megabyte_line() -> None:
     assert text.endswith("deep_expand to restore]") and " of 10,000,000 chars cut · ccr:" in text.splitlines()[-1]
 
 
-def test_registry_and_routes_agree() -> None:
-    """Every compressor module exposes NAME, READS_FACTS and compress; every route names a registered one."""
-    assert len(REGISTRY) >= 16
+def parts_of_every_route() -> list[tuple[Part, Context]]:
+    """One old part (with the facts that refine it) for each way a part is routed."""
+    read = tool("read", "1: x = 1", filePath="src/a.py")
+    facts = Facts(
+        newer_call={"prt_grep": "call_grep_newer"},
+        edit_steps={"a.py": (("src/a.py", 5),)},
+        working_set=frozenset({"prt_bash"}),
+    )
+    errored = {**tool("bash", ""), "state": {"status": "error", "input": {}, "error": "boom", "time": {}}}
+    return [
+        (read, ctx()),
+        (read, ctx(facts=facts)),
+        (tool("grep", "a.py:1: x"), ctx(facts=facts)),
+        (tool("glob", "a.py"), ctx()),
+        (tool("task", "done"), ctx()),
+        (tool("skill", "# skill"), ctx()),
+        (tool("bash", "ok", command="make test"), ctx()),
+        (tool("bash", "ok", command="make test"), ctx(facts=facts)),
+        (tool("shell", "[1, 2, 3]", command="cat a.json"), ctx()),
+        (tool("edit", "Edit applied.", filePath="src/a.py"), ctx()),
+        (errored, ctx()),
+        ({"id": "prt_r", "type": "reasoning", "text": "why"}, ctx()),
+        ({"id": "prt_t", "type": "text", "text": "so"}, ctx()),
+    ]
+
+
+def test_every_route_and_every_compressor_is_reached_by_some_part() -> None:
+    """Each ROUTES key is chosen for some part, and each compressor of the package is run on one:
+    a route no part reaches, or a compressor no route names, fails here."""
     for name, module in REGISTRY.items():
         assert module.NAME == name and isinstance(module.READS_FACTS, bool) and callable(module.compress)
-    routed = {name for names in ROUTES.values() for name in names}
-    assert routed == set(REGISTRY)
+    examples = parts_of_every_route()
+    keys = {key for part, context in examples for key in route_keys(part, context)}
+    assert capture_compressors(tool("bash", "ok", command="ls")) == ROUTES["capture:shell"]
+    assert capture_compressors(tool("read", "1: x")) == ROUTES["capture"]
+    assert keys | {"capture", "capture:shell"} == set(ROUTES)
+    run = {name for part, context in examples for name in compressors_for(part, context)}
+    run |= {name for part, _ in examples for name in capture_compressors(part)}
+    modules = {path.stem for path in Path(compressors.__file__).parent.glob("*.py")} - {"__init__"}
+    assert run == set(REGISTRY) == modules
 
 
 def test_a_tool_kind_routes_the_same_way_in_every_row_of_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
