@@ -11,7 +11,7 @@ import pytest
 from deepmem.accounting import Meter
 from deepmem.cache_mark import with_mark
 from deepmem.context import request_units
-from deepmem.prices import FAMILIES
+from deepmem.prices import FAMILIES, PriceModel
 
 ANY_PREFIX = FAMILIES["openai"]
 AT_MARKS = msgspec.structs.replace(ANY_PREFIX, cached_at_marks=True)
@@ -122,3 +122,21 @@ def test_a_session_with_one_hour_entries_pays_their_price_and_keeps_its_cache_an
     assert meters[False].cost(anthropic) == anthropic.dollars(100, 0) + anthropic.dollars(200, 0)
     assert meters[True].cost(anthropic) == pytest.approx(2 * anthropic.input * 200 + anthropic.cache_read * 100)
     assert meters[True].cost(ANY_PREFIX) == meters[False].cost(ANY_PREFIX)
+
+
+def figures(prices: PriceModel, pauses_ms: tuple[int, ...]) -> tuple[object, ...]:
+    """Every figure a price model gives: requests billed after each pause (1,000 tokens, 600
+    repeated, 400 of them up to a mark), the same without a cache, and the schedule's terms."""
+    billed_requests = tuple(prices.request_dollars(1_000, 600, 400, pause) for pause in pauses_ms)
+    return billed_requests, prices.dollars_uncached(1_000), prices.rent_steps, prices.kept_prefix(1_000)
+
+
+@pytest.mark.parametrize("field", [f.name for f in msgspec.structs.fields(PriceModel) if f.name != "name"])
+def test_every_field_of_a_price_model_changes_a_figure(field: str) -> None:
+    """A field that no bill and no schedule term reads (an unpriced field) fails here, and so does
+    one that the reader guard above does not know."""
+    pauses = (0, ANY_PREFIX.ttl_seconds * 1_500)
+    value = getattr(ANY_PREFIX, field)
+    changed = msgspec.structs.replace(ANY_PREFIX, **{field: not value if isinstance(value, bool) else value * 2 + 1})
+    assert figures(changed, pauses) != figures(ANY_PREFIX, pauses)
+    assert field in PRICE_FIELDS

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from deepmem.cli import main
-from deepmem.config import config_problem, load_config, memory_dir
+from deepmem.config import CostSettings, config_problem, load_config, memory_dir
 from deepmem.prices import FAMILIES, PriceModel, resolve_prices
 
 from .test_bridge import Bridge, django_messages, steps_of
@@ -96,3 +96,25 @@ def test_cost_cache_reads_override_the_familys_way(tmp_path: Path, monkeypatch: 
     assert priced.cached_at_marks and priced.input == 2.0
     monkeypatch.setenv("DEEPMEM_COST_CACHE_READS", "sometimes")
     assert "cache_reads" in config_problem(tmp_path)
+
+
+COST_ROWS = {
+    "family": (CostSettings(family="deepseek"), CostSettings()),
+    "input": (CostSettings(input=2.0), CostSettings()),
+    "cache_read": (CostSettings(input=2.0, cache_read=0.5), CostSettings(input=2.0)),
+    "cache_write": (CostSettings(input=2.0, cache_write=2.5), CostSettings(input=2.0)),
+    "cache_ttl_seconds": (CostSettings(cache_ttl_seconds=60), CostSettings()),
+    "cache_reads": (CostSettings(cache_reads="marks"), CostSettings()),
+}
+"""Per `[cost]` field that names a price: settings that set it, and the same without it."""
+NOT_PRICES = {"frame_tokens": "tokens added to every request, billed on both sides by `deepmem audit`"}
+"""`[cost]` fields that are no price, with what reads them."""
+
+
+def test_every_cost_setting_changes_the_prices() -> None:
+    """Each `[cost]` price, set, changes the price model the jumps are weighed with: a setting
+    accepted but priced nowhere fails here (a new field needs its row, or its reader named)."""
+    assert set(COST_ROWS) | set(NOT_PRICES) == {field.name for field in msgspec.structs.fields(CostSettings)}
+    fallback = FAMILIES["openai"]
+    for name, (with_it, without_it) in COST_ROWS.items():
+        assert (with_it.prices(fallback) or fallback) != (without_it.prices(fallback) or fallback), name
