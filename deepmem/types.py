@@ -141,6 +141,12 @@ class SavedTotals(msgspec.Struct):
     tokens_after: int = 0
 
 
+class SessionTotals(SavedTotals, kw_only=True):
+    """One session's saved totals as `sessions/<sid>/stats.json` holds them: the totals and the session's id."""
+
+    session: str
+
+
 class Original(msgspec.Struct, frozen=True, gc=False):
     """An original text a compressor cut, stored in CCR under `key`."""
 
