@@ -19,7 +19,6 @@ from pathlib import Path
 from deepmem.config import memory_dir
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
-from deepmem.project import project_of
 from deepmem.sealed import SealError, read_sealed, write_sealed
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
 
@@ -31,8 +30,9 @@ class CCRStore:
     """Originals by key: an LRU in memory, backed by a size-capped folder on disk."""
 
     def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
+        """The store under `root` (in memory only when None), sized by `settings` (the defaults when None)."""
         self.folder = memory_dir(root) / "ccr" if root is not None else None
-        settings = settings or (project_of(root).config.compress if root is not None else Settings())
+        settings = settings or Settings()
         self.disk_bytes = settings.ccr_disk_bytes
         self._hot = LRU(settings.ccr_memory_entries)
         self._disk_total: int | None = None

@@ -1,9 +1,9 @@
 """A project: its folder and the settings read for it once, where a command or the bridge starts.
 
-Everything below the entry point (memory, checkpoints, upkeep) takes the project and reads
-its settings and redactor from it, never from config.toml again. A `Project` is a path
-(`os.PathLike`), so it goes wherever a folder went. A bare folder is still accepted by the
-library's functions: `project_of` reads its settings then, strictly.
+Everything below the entry point (memory, checkpoints, CCR, upkeep) takes the project and
+reads its settings and redactor from it, never from config.toml again: a function that needs
+a setting takes a `Project`, not a bare folder. A `Project` is a path (`os.PathLike`), so it
+goes wherever a folder went.
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ class Project(os.PathLike):
     def __str__(self) -> str:
         return str(self.root)
 
-
-def project_of(root: str | os.PathLike[str]) -> Project:
-    """The project a caller passed, or, for a bare folder, the project with its settings read now."""
-    return root if isinstance(root, Project) else Project.load(root)
+    def __truediv__(self, name: str | os.PathLike[str]) -> Path:
+        """A path inside the project folder, as `Path` joins one."""
+        return self.root / name
 
 
 @lru_cache(maxsize=16)

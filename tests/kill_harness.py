@@ -54,13 +54,14 @@ def ccr_text(n: int) -> str:
 def write_forever(kind: str, root: Path, start: int) -> None:
     """The child: one kind of write, again and again, until killed."""
     messages = read_session(str(SESSION)).messages if kind == "checkpoint" else []
-    store_ = CCRStore(root)
+    project = Project.load(root)
+    store_ = CCRStore(project, project.config.compress)
     n = start
     while True:
         if kind == "memory":
-            store(root, memory_text(n), "fact")
+            store(project, memory_text(n), "fact")
         elif kind == "checkpoint":
-            compact(root, SID, messages[: LENGTHS[n % len(LENGTHS)]])
+            compact(project, SID, messages[: LENGTHS[n % len(LENGTHS)]])
         else:
             text = ccr_text(n)
             store_.put(cache_key(text, CCR_NAME), text)

@@ -13,6 +13,7 @@ from deepmem.bridge.server import answer, setup_logging
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.store import LOG, append_log
 from deepmem.config import memory_dir
+from deepmem.project import Project
 
 from .test_bridge import django_messages
 
@@ -27,7 +28,7 @@ def test_session_folders_beyond_the_cap_go_oldest_first(tmp_path: Path) -> None:
     limits(tmp_path, sessions_kept=3)
     messages = django_messages()[:12]
     for n in range(6):
-        assert not compact(tmp_path, f"ses_{n}", messages).get("error")
+        assert not compact(Project.load(tmp_path), f"ses_{n}", messages).get("error")
     folders = sorted(path.name for path in (memory_dir(tmp_path) / "sessions").iterdir())
     assert folders == ["ses_3", "ses_4", "ses_5"]
 
@@ -35,7 +36,7 @@ def test_session_folders_beyond_the_cap_go_oldest_first(tmp_path: Path) -> None:
 def test_the_compaction_log_is_capped_to_its_newest_lines(tmp_path: Path) -> None:
     limits(tmp_path, log_bytes=4_096)
     for n in range(300):
-        append_log(tmp_path, {"session": f"ses_{n}"})
+        append_log(Project.load(tmp_path), {"session": f"ses_{n}"})
     path = memory_dir(tmp_path) / LOG
     sessions = [orjson.loads(line)["session"] for line in path.read_bytes().splitlines()]
     assert path.stat().st_size <= 4_096 and sessions[-1] == "ses_299" and len(sessions) > 10

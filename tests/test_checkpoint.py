@@ -12,6 +12,8 @@ from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
+from deepmem.config import Config
+from deepmem.project import Project
 from deepmem.sealed import MAGIC, read_sealed
 from deepmem.tokens import estimate_tokens
 
@@ -29,7 +31,7 @@ def files_under(root: Path) -> set[Path]:
 
 def test_compact_writes_checkpoint_files_log_and_prompt(tmp_path: Path) -> None:
     """Raw messages, the session and latest checkpoint, one log line; the prompt carries the eight sections."""
-    result = compact(tmp_path, SID, MESSAGES)
+    result = compact(Project.load(tmp_path), SID, MESSAGES)
     memory = tmp_path / ".deep-memory"
     assert "error" not in result
     assert result["written"] == [
@@ -56,7 +58,7 @@ def test_compact_writes_checkpoint_files_log_and_prompt(tmp_path: Path) -> None:
 def test_resume_block_is_stable_and_under_budget(tmp_path: Path) -> None:
     """Same checkpoint, same bytes; a small budget shrinks the block but keeps the sections."""
     assert resume_block(tmp_path) is None
-    compact(tmp_path, SID, MESSAGES)
+    compact(Project.load(tmp_path), SID, MESSAGES)
     block = resume_block(tmp_path)
     assert block is not None and block == resume_block(tmp_path)
     assert END_MARK not in block and estimate_tokens(block) <= RESUME_BUDGET_TOKENS
@@ -67,8 +69,8 @@ def test_resume_block_is_stable_and_under_budget(tmp_path: Path) -> None:
 
 def test_same_session_same_checkpoint_bytes(tmp_path: Path) -> None:
     """Checkpoint and prompt are deterministic (only the log line carries a time)."""
-    first = compact(tmp_path / "a", SID, MESSAGES)
-    second = compact(tmp_path / "b", SID, MESSAGES)
+    first = compact(Project.load(tmp_path / "a"), SID, MESSAGES)
+    second = compact(Project.load(tmp_path / "b"), SID, MESSAGES)
     assert first["prompt"] == second["prompt"]
     assert resume_block(tmp_path / "a") == resume_block(tmp_path / "b")
 
@@ -78,7 +80,7 @@ def test_odd_session_ids_never_write_outside_memory(tmp_path: Path, session_id: 
     """An odd id is sanitised into one folder under sessions/, or refused; compaction still gets its prompt."""
     project = tmp_path / "project"
     project.mkdir()
-    result = compact(project, session_id, MESSAGES)  # type: ignore[arg-type]
+    result = compact(Project.load(project), session_id, MESSAGES)  # type: ignore[arg-type]
     assert result["prompt"]
     headings = [line for line in result["context"][0].splitlines() if line.startswith("## ")]
     assert headings == [f"## {title}" for title in SECTIONS]
@@ -94,14 +96,14 @@ def test_odd_session_ids_never_write_outside_memory(tmp_path: Path, session_id: 
 
 def test_two_odd_ids_do_not_share_a_folder(tmp_path: Path) -> None:
     """`a/b` and `a_b` sanitise to different folders."""
-    compact(tmp_path, "a/b", MESSAGES)
-    compact(tmp_path, "a_b", MESSAGES)
+    compact(Project.load(tmp_path), "a/b", MESSAGES)
+    compact(Project.load(tmp_path), "a_b", MESSAGES)
     assert len(list((tmp_path / ".deep-memory" / "sessions").iterdir())) == 2
 
 
 def test_half_written_checkpoint_is_ignored_and_a_good_one_survives(tmp_path: Path, monkeypatch) -> None:
     """A cut-short latest checkpoint falls back to the session copy; a failed write leaves the old file whole."""
-    compact(tmp_path, SID, MESSAGES)
+    compact(Project.load(tmp_path), SID, MESSAGES)
     latest = tmp_path / ".deep-memory" / "checkpoint.md"
     good_block = resume_block(tmp_path)
     good = latest.read_bytes()
@@ -113,7 +115,7 @@ def test_half_written_checkpoint_is_ignored_and_a_good_one_survives(tmp_path: Pa
         raise OSError(28, "No space left on device", dst)
 
     monkeypatch.setattr(os, "replace", failing_replace)
-    result = compact(tmp_path, SID, MESSAGES[:5])
+    result = compact(Project.load(tmp_path), SID, MESSAGES[:5])
     assert result["error"].startswith("cannot write checkpoint: No space left on device")
     assert result["prompt"]
     assert latest.read_bytes() == good
@@ -123,9 +125,9 @@ def test_half_written_checkpoint_is_ignored_and_a_good_one_survives(tmp_path: Pa
 @pytest.mark.parametrize("messages", [[], [{"info": {"role": "robot"}, "parts": []}], "not a list", None])
 def test_bad_messages_never_replace_a_good_checkpoint(tmp_path: Path, messages: object) -> None:
     """Empty or malformed messages are reported and write nothing."""
-    compact(tmp_path, SID, MESSAGES)
+    compact(Project.load(tmp_path), SID, MESSAGES)
     before = {p: p.read_bytes() for p in files_under(tmp_path)}
-    result = compact(tmp_path, SID, messages)  # type: ignore[arg-type]
+    result = compact(Project.load(tmp_path), SID, messages)  # type: ignore[arg-type]
     assert result["error"] and result["written"] == []
     assert {p: p.read_bytes() for p in files_under(tmp_path)} == before
 
@@ -135,7 +137,7 @@ def test_unwritable_memory_dir_reports_without_breaking_compaction(tmp_path: Pat
     """A file where a folder should be (as root, permissions would not stop us): error reported, prompt kept."""
     (tmp_path / blocker).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / blocker).write_text("in the way")
-    result = compact(tmp_path, SID, MESSAGES)
+    result = compact(Project(tmp_path, Config()), SID, MESSAGES)
     assert result["error"].startswith("cannot write checkpoint")
     assert result["prompt"] and result["context"]
 
@@ -146,7 +148,7 @@ def test_read_only_memory_dir(tmp_path: Path) -> None:
     memory.mkdir()
     memory.chmod(0o500)
     try:
-        result = compact(tmp_path, SID, MESSAGES)
+        result = compact(Project.load(tmp_path), SID, MESSAGES)
     finally:
         memory.chmod(0o700)
     assert result["prompt"]
@@ -156,9 +158,9 @@ def test_read_only_memory_dir(tmp_path: Path) -> None:
 
 def test_slash_checkpoint_answers_one_line(tmp_path: Path) -> None:
     """`/checkpoint` writes the checkpoint and tells the model where it went, on one line."""
-    line = SLASH_COMMANDS["checkpoint"](tmp_path, SID, MESSAGES, "")
+    line = SLASH_COMMANDS["checkpoint"](Project.load(tmp_path), SID, MESSAGES, "")
     assert "\n" not in line and line.endswith("checkpoint.md (3 files)")
-    assert "not written" in SLASH_COMMANDS["checkpoint"](tmp_path, SID, [], "")
+    assert "not written" in SLASH_COMMANDS["checkpoint"](Project.load(tmp_path), SID, [], "")
 
 
 def test_cli_checkpoint_and_resume(tmp_path: Path, capsys) -> None:
@@ -185,6 +187,6 @@ def test_a_secret_is_redacted_before_a_long_line_is_clipped(tmp_path: Path) -> N
     body = "MIIEpAIBAAKCAQEA7x9Qq2Lm9Np3Rs5Tv8Wy" + "Zk3f9QaVbN2r7TsLq0PmWx4Hc8Yd1"
     block = "-----BEGIN RSA " + f"PRIVATE KEY-----\n{body}\n{body[::-1]}\n-----END RSA PRIVATE KEY-----"
     text = "Fix the build. " + "word " * 55 + block
-    compact(tmp_path, SID, [{"info": {"role": "user", "id": "m0"}, "parts": [{"type": "text", "text": text}]}])
+    compact(Project.load(tmp_path), SID, [{"info": {"role": "user", "id": "m0"}, "parts": [{"type": "text", "text": text}]}])
     checkpoint = (tmp_path / ".deep-memory" / "checkpoint.md").read_text()
     assert "word word" in checkpoint and body[:12] not in checkpoint and body[::-1][:12] not in checkpoint

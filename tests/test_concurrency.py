@@ -21,8 +21,9 @@ WRITERS, ADDS = 8, 500
 ADD_MANY = """
 import sys
 from deepmem.memory.store import store
+from deepmem.project import Project
 from tests.kill_harness import memory_text
-root, first, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+root, first, count = Project.load(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for n in range(first, first + count):
     assert store(root, memory_text(n), "fact").status == "stored"
 """

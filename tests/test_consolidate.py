@@ -10,6 +10,7 @@ from deepmem.checkpoints.dream import dream
 from deepmem.memory import api as memory
 from deepmem.memory.consolidate import consolidate
 from deepmem.memory.entries import Entry
+from deepmem.project import Project
 from deepmem.types import DeepmemError
 
 MEMORY = """# Memory
@@ -44,7 +45,7 @@ def write(root: Path, text: str) -> Path:
 def test_supersede_merge_and_second_run_changes_nothing(tmp_path: Path) -> None:
     """Redis → Memcached supersedes, the Chinese near-duplicate merges, hand-written and same-time entries stay."""
     path = write(tmp_path, MEMORY)
-    result = dream(tmp_path)
+    result = dream(Project.load(tmp_path))
     assert (result["superseded"], result["merged"], result["stored"]) == (1, 1, 0)
     ids = [entry.id for entry in memory.entries(tmp_path, "project")]
     assert ids == ["a2", "a3", "h1", "c1", "c2"]
@@ -56,7 +57,7 @@ def test_supersede_merge_and_second_run_changes_nothing(tmp_path: Path) -> None:
     assert result["conflicts"] == ["conflict: [c1] and [c2] change the same subject at the same time "
                                    "(2026-01-01T00:00Z); both kept, edit MEMORY.md to keep one"]
     once = path.read_bytes()
-    again = dream(tmp_path)
+    again = dream(Project.load(tmp_path))
     assert again["changes"] == [] and path.read_bytes() == once and len(again["conflicts"]) == 1
 
 
@@ -95,7 +96,7 @@ def test_cap_archives_least_useful_and_keeps_hand_written(tmp_path: Path) -> Non
     write(tmp_path, "# Memory\n\n## Constraints\n\n- [c1] (2026-01-01T00:00Z) Never push to main\n"
           "- [h1] Hand rule without a time\n\n## Notes\n\n" + "\n".join(lines) + "\n")
     (tmp_path / ".deep-memory" / "config.toml").write_text("[memory]\nmax_entries = 3\n")
-    result = dream(tmp_path)
+    result = dream(Project.load(tmp_path))
     assert result["archived"] == 4
     assert [entry.id for entry in memory.entries(tmp_path, "project")] == ["c1", "h1", "n4"]
     archive = (tmp_path / ".deep-memory" / "archive.md").read_text()
@@ -104,18 +105,18 @@ def test_cap_archives_least_useful_and_keeps_hand_written(tmp_path: Path) -> Non
 
 def test_empty_and_missing_memory(tmp_path: Path) -> None:
     """No MEMORY.md and an empty one: nothing to do, no error, no file invented."""
-    assert dream(tmp_path)["changes"] == []
+    assert dream(Project.load(tmp_path))["changes"] == []
     path = write(tmp_path, "")
-    dream(tmp_path)
+    dream(Project.load(tmp_path))
     assert path.read_text() == ""
 
 
 def test_a_superseded_statement_captured_again_does_not_come_back(tmp_path: Path) -> None:
     """A later checkpoint of the same session notes the old statement again: history.md already holds it."""
     write(tmp_path, MEMORY)
-    dream(tmp_path)
-    memory.add_note(tmp_path, "Session cache uses Redis", "checkpoint ses_a", "decision")
-    result = dream(tmp_path)
+    dream(Project.load(tmp_path))
+    memory.add_note(Project.load(tmp_path), "Session cache uses Redis", "checkpoint ses_a", "decision")
+    result = dream(Project.load(tmp_path))
     assert result["stored"] == 0 and memory.notes(tmp_path) == []
     assert "Session cache uses Redis" not in (tmp_path / ".deep-memory" / "MEMORY.md").read_text()
 
@@ -125,7 +126,7 @@ def test_an_untimed_entry_keeps_its_text_through_a_rewrite(tmp_path: Path, text:
     """A hand-written line comes back without empty parentheses, and a text starting with `(` stays whole."""
     path = write(tmp_path, f"# Memory\n\n## Facts\n\n- {text}\n- [n1] (2026-01-01T00:00Z) Session cache uses Redis\n"
                            "- [n2] (2026-02-01T00:00Z) Session cache uses Memcached\n")
-    dream(tmp_path)
+    dream(Project.load(tmp_path))
     assert [entry.text for entry in memory.entries(tmp_path, "project")] == [text, "Session cache uses Memcached"]
     assert "- [" in path.read_text() and "] () Build" not in path.read_text()
 
@@ -140,7 +141,7 @@ def test_bad_input_changes_nothing(tmp_path: Path, memory_bytes: bytes, config: 
     path.write_bytes(memory_bytes)
     (tmp_path / ".deep-memory" / "config.toml").write_text(config)
     with pytest.raises(DeepmemError, match=error):
-        dream(tmp_path)
+        dream(Project.load(tmp_path))
     assert path.read_bytes() == memory_bytes
 
 
@@ -150,10 +151,10 @@ def test_an_invalid_note_stays_in_notes_md(tmp_path: Path) -> None:
     notes = tmp_path / ".deep-memory" / "notes.md"
     notes.write_text("# Notes\n\n## Notes\n\n- [x1] (2026-01-01T00:00Z · nudge) " + "long " * 2000
                      + "\n- [x2] (2026-01-01T00:00Z · nudge) Releases ship from main\n")
-    result = dream(tmp_path)
+    result = dream(Project.load(tmp_path))
     assert (result["stored"], result["invalid"]) == (1, 1)
     assert [note["id"] for note in memory.notes(tmp_path)] == ["x1"]
-    assert dream(tmp_path)["invalid"] == 1 and [n["id"] for n in memory.notes(tmp_path)] == ["x1"]
+    assert dream(Project.load(tmp_path))["invalid"] == 1 and [n["id"] for n in memory.notes(tmp_path)] == ["x1"]
 
 
 @pytest.mark.parametrize("newer_time", ["2026-01-05T10:00Z", "2026-03-01T10:00Z"], ids=["same-minute", "later"])
@@ -162,8 +163,8 @@ def test_a_replaced_text_reaches_history(tmp_path: Path, newer_time: str) -> Non
     old, new = ("Session cache uses Redis with a 10 minute TTL.",
                 "Session cache now uses Memcached with a 10 minute TTL instead of Redis.")
     write(tmp_path, f"# Memory\n\n## Decisions\n\n- [r1] (2026-01-05T10:00Z) {old}\n- [r2] ({newer_time}) {new}\n")
-    dream(tmp_path)
+    dream(Project.load(tmp_path))
     assert [entry.text for entry in memory.entries(tmp_path, "project")] == [new]
     history = (tmp_path / ".deep-memory" / "history.md").read_text()
     assert old in history
-    assert dream(tmp_path)["changes"] == []
+    assert dream(Project.load(tmp_path))["changes"] == []

@@ -11,6 +11,7 @@ import pytest
 from deepmem.cli import main
 from deepmem.memory import api
 from deepmem.memory.lifecycle import cleanup, reindex
+from deepmem.project import Project
 from deepmem.types import ConfigError
 
 MEMORY = """# Memory
@@ -35,7 +36,7 @@ def root(tmp_path: Path) -> Path:
     folder = tmp_path / ".deep-memory"
     folder.mkdir()
     (folder / "MEMORY.md").write_text(MEMORY)
-    return tmp_path
+    return Project.load(tmp_path)
 
 
 def test_cleanup_is_a_dry_run_until_applied(root: Path) -> None:

@@ -22,6 +22,7 @@ from deepmem.memory.search import rank
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 from deepmem.memory.vectors import VectorTable
+from deepmem.project import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.types import ConfigError, InputError
 
@@ -39,7 +40,7 @@ def global_root(tmp_path, monkeypatch):
 def root(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
-    return project
+    return Project.load(project)
 
 
 def memory_md(root):
@@ -189,10 +190,11 @@ def test_project_dir_name_comes_from_the_environment(root, monkeypatch):
 
 def test_concurrent_writers_lose_nothing(root, global_root):
     script = (
-        "import sys\nfrom deepmem.memory import api\n"
+        "import sys\nfrom deepmem.memory import api\nfrom deepmem.project import Project\n"
+        "project = Project.load(sys.argv[1])\n"
         "for n in range(15):\n"
         "    words = ' '.join(f'{sys.argv[2]}{n}w{i}' for i in range(4))\n"
-        "    assert api.store(sys.argv[1], f'{sys.argv[2]} wrote memory {n}: {words}', 'fact')['status'] == 'stored'\n"
+        "    assert api.store(project, f'{sys.argv[2]} wrote memory {n}: {words}', 'fact')['status'] == 'stored'\n"
     )
     writers = [subprocess.Popen([sys.executable, "-c", script, str(root), name]) for name in ("alpha", "beta")]
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
@@ -302,17 +304,17 @@ def test_model_comes_from_config_toml_next_to_the_compress_settings(root, monkey
     config = root / ".deep-memory" / "config.toml"
     config.parent.mkdir()
     config.write_text('[memory]\nmodel = "org/other-model"\n\n[compress]\ntail_steps = 7\n')
-    assert model_name(root) == "org/other-model"
+    assert model_name(Project.load(root)) == "org/other-model"
     assert load_settings(root).tail_steps == 7
     config.write_text("[memory]\nmodel = 3\n")
     with pytest.raises(ConfigError, match="model must be a string"):
-        model_name(root)
+        Project.load(root)
     config.write_text("memory = 3\n")
     with pytest.raises(ConfigError, match=r"\[memory\] must be a table"):
-        model_name(root)
+        Project.load(root)
     config.write_text("[memory\n")
     with pytest.raises(ConfigError, match="config.toml"):
-        model_name(root)
+        Project.load(root)
 
 
 def test_zero_vectors_are_guarded():
@@ -424,9 +426,9 @@ def test_whisper_min_score_setting_quiets_the_whisper(root, monkeypatch):
     assert api.whisper_hits(root, query, hit.score) == [hit]
     assert api.whisper_hits(root, query, hit.score + 0.01) == []
     (root / ".deep-memory" / "config.toml").write_text(f"[memory]\nwhisper_min_score = {hit.score + 0.01}\n")
-    assert api.whisper(root, query) is None
+    assert api.whisper(Project.load(root), query) is None
     monkeypatch.setenv("DEEPMEM_MEMORY_WHISPER_MIN_SCORE", str(hit.score - 0.01))
-    assert "staging cluster" in (api.whisper(root, query) or "")
+    assert "staging cluster" in (api.whisper(Project.load(root), query) or "")
 
 
 def test_format_hits_is_compact_text(root, mixed_store):

@@ -13,6 +13,7 @@ from deepmem.memory.feedback import feedback_scores, feedback_terms
 from deepmem.memory.labels import Labels, asks, leading_name, query_names
 from deepmem.memory.lexical import Lexical
 from deepmem.memory.store import import_entries
+from deepmem.project import Project
 
 
 @pytest.mark.parametrize(("text", "name"), [
@@ -45,11 +46,11 @@ def test_labels_match_only_named_entries() -> None:
 
 def test_the_named_speaker_outranks_the_other(tmp_path: Path) -> None:
     """Both speakers talk about painting; asking about Melanie's painting puts her turn first."""
-    import_entries(tmp_path, [
+    import_entries(Project.load(tmp_path), [
         Entry("c", "fact", "Caroline: I love painting sunsets by the lake", "2023-05-08T10:00Z"),
         Entry("m", "fact", "Melanie: painting is fun, I did one last week", "2023-05-08T10:00Z"),
     ])
-    assert api.ranked(tmp_path, "What did Melanie say about painting sunsets by the lake?", 2,
+    assert api.ranked(Project.load(tmp_path), "What did Melanie say about painting sunsets by the lake?", 2,
                       "project")[0].entry.id == "m"
 
 
@@ -82,11 +83,11 @@ def test_feedback_lifts_an_entry_that_shares_the_first_hits_words(tmp_path: Path
     texts = ["the orchestra rehearsal on tuesday went long", "my violin and clarinet teacher praised the rehearsal",
              "violin clarinet oboe bassoon", "we baked bread on sunday", "the garden needs water",
              "the car needs new tyres", "a long walk by the river", "tuesday is the market day"]
-    import_entries(tmp_path, [Entry(str(n), "fact", text) for n, text in enumerate(texts)])
+    import_entries(Project.load(tmp_path), [Entry(str(n), "fact", text) for n, text in enumerate(texts)])
 
     def lead(weight: float) -> float:
         monkeypatch.setattr(search, "FEEDBACK_WEIGHT", weight)
-        scores = {hit.entry.id: hit.score for hit in api.ranked(tmp_path, "how was the orchestra rehearsal", 8,
+        scores = {hit.entry.id: hit.score for hit in api.ranked(Project.load(tmp_path), "how was the orchestra rehearsal", 8,
                                                                   "project")}
         return scores["2"] - scores["3"]
 

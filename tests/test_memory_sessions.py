@@ -13,17 +13,18 @@ from deepmem.memory.consolidate import consolidate
 from deepmem.memory.entries import Entry
 from deepmem.memory.sessions import Sessions
 from deepmem.memory.store import import_entries
+from deepmem.project import Project
 
 
 def test_a_matching_session_lifts_its_entries(tmp_path: Path) -> None:
     """Two turns of a talk about the garden outrank a lone entry that shares one word with the query."""
-    import_entries(tmp_path, [
+    import_entries(Project.load(tmp_path), [
         Entry("a1", "fact", "Maria: I planted tomatoes in the garden", "2023-05-08T10:00Z"),
         Entry("a2", "fact", "John: nice, how are they doing", "2023-05-08T10:00Z"),
         Entry("a3", "fact", "Maria: they are doing great, already red", "2023-05-08T10:00Z"),
         Entry("b1", "fact", "John: they are doing a concert tonight", "2023-06-01T10:00Z"),
     ])
-    ranked = [hit.entry.id for hit in api.ranked(tmp_path, "how are the garden tomatoes doing", 4, "project")]
+    ranked = [hit.entry.id for hit in api.ranked(Project.load(tmp_path), "how are the garden tomatoes doing", 4, "project")]
     assert ranked.index("a3") < ranked.index("b1")
 
 
@@ -41,17 +42,17 @@ def test_untimed_entries_form_no_session() -> None:
 ])
 def test_one_script_stores_search_with_sessions(tmp_path: Path, texts: list[str]) -> None:
     """A store of only Chinese or only code identifiers, stored at one moment, still ranks its best match first."""
-    import_entries(tmp_path, [Entry(str(n), "fact", text, "2026-01-02T03:04Z") for n, text in enumerate(texts)])
-    assert api.ranked(tmp_path, texts[1], 3, "project")[0].entry.id == "1"
+    import_entries(Project.load(tmp_path), [Entry(str(n), "fact", text, "2026-01-02T03:04Z") for n, text in enumerate(texts)])
+    assert api.ranked(Project.load(tmp_path), texts[1], 3, "project")[0].entry.id == "1"
 
 
 def test_a_date_in_the_query_finds_what_was_stored_then(tmp_path: Path) -> None:
     """The time field's words are searchable: 'March 2026' finds the entry stored on 2026-03-05."""
     assert date_words("2026-03-05T10:00Z") == "5 March 2026"
     assert date_words("1:56 pm on 8 May, 2023") == "1:56 pm on 8 May, 2023"
-    import_entries(tmp_path, [Entry("old", "decision", "use the new release process", "2026-03-05T10:00Z"),
+    import_entries(Project.load(tmp_path), [Entry("old", "decision", "use the new release process", "2026-03-05T10:00Z"),
                               Entry("new", "decision", "use the old release process", "2026-07-01T10:00Z")])
-    assert api.ranked(tmp_path, "release process in March", 1, "project")[0].entry.id == "old"
+    assert api.ranked(Project.load(tmp_path), "release process in March", 1, "project")[0].entry.id == "old"
 
 
 def test_the_same_insight_about_three_functions_becomes_one_entry() -> None:
@@ -71,7 +72,7 @@ def test_a_missing_model_folder_is_named_and_the_store_kept(tmp_path: Path, monk
     """A model folder that does not exist stops the search with its name; MEMORY.md keeps every byte."""
     from deepmem.types import ConfigError
 
-    import_entries(tmp_path, [Entry("a", "fact", "keep me", "2026-01-02T03:04Z")])
+    import_entries(Project.load(tmp_path), [Entry("a", "fact", "keep me", "2026-01-02T03:04Z")])
     before = (tmp_path / ".deep-memory" / "MEMORY.md").read_bytes()
     monkeypatch.setenv("DEEPMEM_MEMORY_MODEL", str(tmp_path / "no-such-model"))
     with pytest.raises(ConfigError, match="no-such-model"):

@@ -19,6 +19,7 @@ from deepmem.memory.entries import Entry
 from deepmem.memory.episodes import episodes
 from deepmem.memory.index import core_work
 from deepmem.memory.query import clean_query
+from deepmem.project import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError
 
@@ -36,10 +37,10 @@ def global_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path) -> Project:
     project = tmp_path / "project"
     project.mkdir()
-    return project
+    return Project.load(project)
 
 
 def user(text: str, day: int = 0) -> dict:
@@ -213,8 +214,8 @@ def test_memory_edited_by_hand_between_sessions(root: Path) -> None:
 
 def test_two_projects_share_the_global_scope(tmp_path: Path) -> None:
     """Episodes, commands and hot files stay with their project; a global rule reaches both."""
-    first, second = tmp_path / "one", tmp_path / "two"
-    first.mkdir(), second.mkdir()
+    (tmp_path / "one").mkdir(), (tmp_path / "two").mkdir()
+    first, second = Project.load(tmp_path / "one"), Project.load(tmp_path / "two")
     for day in range(2):
         work(first, day, "Tune the parser", ("parser.go",), (("go test ./...", 0),))
         work(second, day, "Tune the renderer", ("render.py",), (("pytest", 0),))

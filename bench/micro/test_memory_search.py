@@ -7,12 +7,13 @@ import pytest
 from bench.runners.memory import synthetic
 from deepmem.memory import api
 from deepmem.memory.store import import_entries
+from deepmem.project import Project
 
 
 @pytest.fixture(scope="module", params=[1_000, 100_000], ids=["1K", "100K"])
 def store(request, tmp_path_factory):
     """A project root holding the memories, its index built by one search."""
-    root = tmp_path_factory.mktemp(f"memories-{request.param}")
+    root = Project.load(tmp_path_factory.mktemp(f"memories-{request.param}"))
     import_entries(root, synthetic(request.param, seed=1))
     api.search(root, "warm up the index", 10, "project")
     return root

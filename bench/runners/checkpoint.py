@@ -37,6 +37,7 @@ from deepmem.extractors.calls import NO_MATCH_PROGRAMS
 from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
+from deepmem.project import Project
 from deepmem.toolcalls.python_writes import python_writes
 
 DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")
@@ -133,7 +134,7 @@ def time_long_session(paths: list[Path]) -> None:
     tokens = history_tokens(messages)
     with tempfile.TemporaryDirectory() as root:
         extract_times = [cold_run(extract, messages) for _ in range(3)]
-        compact_times = [cold_run(compact, root, "ses_bench", messages) for _ in range(3)]
+        compact_times = [cold_run(compact, Project.load(root), "ses_bench", messages) for _ in range(3)]
     print(f"long session: {len(messages)} messages, {tokens:,} estimated tokens; load average {os.getloadavg()[0]:.1f}")
     print(f"extract, best of 3 (wall / cpu)        {min(extract_times)[0]:.3f} s / {min(extract_times)[1]:.3f} s")
     print(f"compact incl. writes (wall / cpu)      {min(compact_times)[0]:.3f} s / {min(compact_times)[1]:.3f} s")

@@ -32,6 +32,7 @@ from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.dream import dream
 from deepmem.memory import api, inject
 from deepmem.memory.consolidate import NAME
+from deepmem.project import Project
 from deepmem.sessionio import read_session
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import touches
@@ -108,8 +109,8 @@ def measure(folder: Path, base: Path) -> list[dict]:
     shown = {threshold: [0, 0, 0, 0] for threshold in THRESHOLDS}
     stable_shown = stable_useful = files_total = store_named = turns = sessions = stable_tokens = 0
     for repo, paths in by_repository(folder).items():
-        root = base / folder.name / repo
-        root.mkdir(parents=True)
+        root = Project.load(base / folder.name / repo)
+        root.root.mkdir(parents=True)
         for number, path in enumerate(paths):
             messages = read_session(str(path)).messages
             if number:

@@ -28,6 +28,7 @@ from deepmem.memory import api
 from deepmem.memory.entries import Entry
 from deepmem.memory.search import BM25_WEIGHT
 from deepmem.memory.store import import_entries
+from deepmem.project import Project
 
 LOCOMO = REPOSITORY.parent / "shared" / "datasets" / "locomo-dev" / "locomo-dev.json"
 EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
@@ -69,7 +70,7 @@ def quality(base: Path, data: Path) -> None:
     totals = {name: [0.0, 0.0, 0.0] for name in SYSTEMS}
     questions = 0
     for sample in samples:
-        root = base / sample["sample_id"]
+        root = Project.load(base / sample["sample_id"])
         import_entries(root, turns(sample["conversation"]))
         for qa in sample["qa"]:
             evidence = evidence_ids(qa.get("evidence", []))
@@ -105,7 +106,7 @@ def latency(base: Path) -> None:
     """Search median at 1K and 100K memories, store median at 10K."""
     queries = [entry.text.split()[:5] for entry in synthetic(200, seed=7)]
     for count in (1_000, 100_000):
-        root = base / f"search-{count}"
+        root = Project.load(base / f"search-{count}")
         import_entries(root, synthetic(count, seed=1))
         api.search(root, "warm up the index", 10, "project")
         times = []
@@ -115,7 +116,7 @@ def latency(base: Path) -> None:
             times.append(time.perf_counter() - start)
         print(json.dumps({"bench": "search", "memories": count, "median_ms": median_ms(times),
                           "p90_ms": p90_ms(times)}))
-    root = base / "store-10000"
+    root = Project.load(base / "store-10000")
     import_entries(root, synthetic(10_000, seed=2))
     fresh = synthetic(10_200, seed=3)[10_000:]
     api.store(root, fresh[0].text, "fact")

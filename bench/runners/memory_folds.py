@@ -41,6 +41,7 @@ from deepmem.memory.search import (
 )
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
+from deepmem.project import Project
 
 GRID = list(product((0.4, 0.5), (0.5, 0.7), (2,), (0.7, 1.0, 1.3), (0.8,), (2.0, 3.0, 4.0), (0.0, 0.5, 1.0),
                    (0.0, 0.2, 0.3, 0.5)))
@@ -60,7 +61,7 @@ def questions(data: Path, base: Path) -> list[Question]:
     similarity z-scores, leading-name matches, questions, feedback z-scores, evidence rows, evidence count."""
     found = []
     for sample in json.loads(data.read_text()):
-        root = base / sample["sample_id"]
+        root = Project.load(base / sample["sample_id"])
         import_entries(root, turns(sample["conversation"]))
         index = search_index([read_memory_file(memory_path(root, "project"), "project")], model_name(root))
         rows = {entry.id: row for row, entry in enumerate(index.entries)}

@@ -54,6 +54,7 @@ from deepmem.memory.consolidate import NAME
 from deepmem.memory.entries import CONTROL
 from deepmem.memory.episodes import episodes
 from deepmem.memory.search import MAX_QUERY_CHARS
+from deepmem.project import Project
 from deepmem.sessionio import read_session
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import call_touches
@@ -158,12 +159,12 @@ def session_time(messages: list[dict[str, Any]]) -> datetime:
                                                                                                         tzinfo=UTC)
 
 
-def whisper(root: Path, query: str, now: datetime, shown: str) -> str:
+def whisper(root: Project, query: str, now: datetime, shown: str) -> str:
     """The whisper text the bridge would append to a user message ('' when silent), leaving out what was `shown`."""
     return (api.whisper(root, query, now, shown) or "") if query.strip() else ""
 
 
-def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: Seen,
+def measure_session(root: Project, sid: str, messages: list[dict[str, Any]], seen: Seen,
                     before: dict[str, Any]) -> dict[str, Any]:
     """The figures of one session against the memory built from the sessions before it."""
     now = session_time(messages)
@@ -205,7 +206,7 @@ def measure_session(root: Path, sid: str, messages: list[dict[str, Any]], seen: 
     return record
 
 
-def replay(paths: list[Path], root: Path, limit: int | None) -> list[dict[str, Any]]:
+def replay(paths: list[Path], root: Project, limit: int | None) -> list[dict[str, Any]]:
     """Replay one repository's sessions in order: measure each, then checkpoint it (dream runs on schedule)."""
     before: dict[str, Any] = {"touched": set(), "changed": set(), "worked": set()}
     records = []
@@ -258,7 +259,7 @@ def labels() -> dict[str, bool]:
             for item in json.loads((FIXTURES / name).read_text())["labels"]}
 
 
-def memory_file_stats(root: Path, known: dict[str, bool]) -> dict[str, Any]:
+def memory_file_stats(root: Project, known: dict[str, bool]) -> dict[str, Any]:
     """Entries of the project's MEMORY.md per type, its size, and how many of its labelled entries last."""
     entries = api.entries(root, "project")
     kinds: dict[str, int] = {}
@@ -275,8 +276,8 @@ def measure_corpus(folder: Path, base: Path, limit: int | None) -> tuple[list[di
     """Rows for a corpus (and, for one long history, its early and late halves) and its final MEMORY.md."""
     records, memory = [], {}
     for repo, paths in histories(folder).items():
-        root = base / folder.name / re.sub(r"[^\w.-]", "_", repo)
-        root.mkdir(parents=True)
+        root = Project.load(base / folder.name / re.sub(r"[^\w.-]", "_", repo))
+        root.root.mkdir(parents=True)
         os.environ["DEEP_MEMORY_GLOBAL_ROOT"] = str(root / "global")
         records += replay(paths, root, limit)
         memory[repo] = memory_file_stats(root, labels())

@@ -25,7 +25,7 @@ from deepmem.extractors import Findings, extract
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -104,10 +104,10 @@ def nothing_new(findings: Findings) -> bool:
                 or context.commands or context.reads)
 
 
-def redacted(findings: Findings, root: str | os.PathLike[str]) -> Findings:
+def redacted(findings: Findings, root: Project) -> Findings:
     """The findings with their secrets redacted before rendering clips them (a cut secret no longer
     matches its detector; a key block cut from its header line is only base64)."""
-    return msgspec.convert(project_of(root).redactor.json(msgspec.to_builtins(findings)), Findings)
+    return msgspec.convert(root.redactor.json(msgspec.to_builtins(findings)), Findings)
 
 
 def findings_for(messages: object) -> Findings:

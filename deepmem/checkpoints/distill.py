@@ -22,7 +22,7 @@ from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
 from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.sealed import SealError, read_sealed
 from deepmem.toolcalls.shell import first_program
 
@@ -115,12 +115,12 @@ def written_digests(root: str | os.PathLike[str]) -> dict[str, str]:
     return {k: v for k, v in value.items() if isinstance(v, str)} if isinstance(value, dict) else {}
 
 
-def distill(root: str | os.PathLike[str]) -> dict[str, Any]:
+def distill(root: Project) -> dict[str, Any]:
     """Write one SKILL.md per recurring sequence (skipping skills the user wrote or edited)."""
     written: list[str] = []
     kept: list[str] = []
     digests = written_digests(root)
-    redactor = project_of(root).redactor
+    redactor = root.redactor
     for shapes, count, example in recurring_sequences(session_shapes(root)):
         name = skill_name(shapes)
         path = skills_dir(root) / name / "SKILL.md"

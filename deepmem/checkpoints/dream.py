@@ -20,16 +20,16 @@ from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
 from deepmem.memory.staleness import remember_hashes
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.types import DeepmemError
 
 NOTES, MEMORY = "notes.md", "MEMORY.md"
 SHOWN_CHANGES = 20
 
 
-def entry_cap(root: str | os.PathLike[str]) -> int:
+def entry_cap(root: Project) -> int:
     """`[memory] max_entries` of the settings (checked when they load), default 200."""
-    return project_of(root).config.memory.max_entries
+    return root.config.memory.max_entries
 
 
 def note_entry(note: Entry, taken: dict[str, Any]) -> Entry | None:

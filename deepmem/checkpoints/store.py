@@ -13,7 +13,7 @@ import xxhash
 from deepmem.checkpoints.render import END_MARK, HEADER
 from deepmem.config import memory_dir
 from deepmem.disk import append_capped, atomic_write, prune_folders
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.sealed import RAW_TRANSCRIPT, write_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
@@ -44,24 +44,24 @@ def session_dir(root: str | os.PathLike[str], session_id: str) -> Path:
     return memory_dir(root) / "sessions" / safe_session_id(session_id)
 
 
-def write_checkpoint(root: str | os.PathLike[str], session_id: str, messages: list[Message],
+def write_checkpoint(root: Project, session_id: str, messages: list[Message],
                      markdown: str) -> list[Path]:
     """Write the session checkpoint and the latest one (secrets redacted), then the raw messages (exact, sealed)."""
     folder = session_dir(root, session_id)
-    data = project_of(root).redactor.text(markdown).encode("utf-8")
+    data = root.redactor.text(markdown).encode("utf-8")
     for path in (folder / LATEST, memory_dir(root) / LATEST):
         atomic_write(path, data)
     write_sealed(folder / RAW, encode_json(messages))
-    prune_folders(folder.parent, project_of(root).config.limits.sessions_kept, folder)
+    prune_folders(folder.parent, root.config.limits.sessions_kept, folder)
     return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
 
 
 
-def append_log(root: str | os.PathLike[str], entry: dict[str, object]) -> Path:
+def append_log(root: Project, entry: dict[str, object]) -> Path:
     """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`, oldest lines capped."""
     path = memory_dir(root) / LOG
-    entry = project_of(root).redactor.json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
-    append_capped(path, orjson.dumps(entry) + b"\n", project_of(root).config.limits.log_bytes)
+    entry = root.redactor.json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
+    append_capped(path, orjson.dumps(entry) + b"\n", root.config.limits.log_bytes)
     return path
 
 

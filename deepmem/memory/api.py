@@ -30,7 +30,7 @@ from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.memory.usage import record_use
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]
@@ -163,14 +163,14 @@ def hot_files(root: Root) -> list[tuple[str, list[str]]]:
     return [(path, roles.get(path, [])[: inject.MAX_ROLES]) for path in present[: inject.MAX_HOT_FILES]]
 
 
-def whisper_hits(root: Root, query: str, min_score: float | None = None) -> list[Any]:
+def whisper_hits(root: Project, query: str, min_score: float | None = None) -> list[Any]:
     """The whisper's hits for a user message: relevant by similarity or shared terms, and scoring at least
     `min_score` (default: `[memory] whisper_min_score` of the settings)."""
     query = (clean_query(query or "") or CONTROL.sub(" ", query or ""))[:MAX_ENTRY_CHARS].strip()
     if not query or not any(state.entries for state in searched_files(root, "all")):
         return []
     if min_score is None:
-        min_score = project_of(root).config.memory.whisper_min_score
+        min_score = root.config.memory.whisper_min_score
         min_score = float("-inf") if min_score is None else min_score
     terms = set(cached_tokens(query))
     chosen = []

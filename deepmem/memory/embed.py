@@ -7,20 +7,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.types import ConfigError
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static-256"
 MODEL_ENV = "DEEPMEM_MEMORY_MODEL"
 
 
-def model_name(root: str | os.PathLike[str] | None = None) -> str:
+def model_name(root: Project | None = None) -> str:
     """The configured model: DEEPMEM_MEMORY_MODEL, else config.toml `[memory] model`, else the shipped one."""
     name = os.environ.get(MODEL_ENV)
     if name:
         return name
     if root is not None:
-        configured = project_of(root).config.memory.model
+        configured = root.config.memory.model
         if configured:
             return configured
     return str(DEFAULT_MODEL)

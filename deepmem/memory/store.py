@@ -20,7 +20,7 @@ from deepmem.memory.files import (
 )
 from deepmem.memory.staleness import remember_hashes
 from deepmem.memory.tokenize import cached_tokens
-from deepmem.project import project_of
+from deepmem.project import Project
 from deepmem.types import InputError
 
 NEAR_DUPLICATE = 0.8
@@ -112,10 +112,10 @@ def _brief(entry: Entry) -> str:
     return f"[{entry.id}] {text[:80]}{'…' if len(text) > 80 else ''}"
 
 
-def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: str = "project",
+def store(root: Project, text: str, kind: str = "note", scope: str = "project",
           time: str | None = None) -> Outcome:
     """Store one memory; exact duplicates are refused, near-duplicates merged or refused."""
-    text, kind = project_of(root).redactor.text(clean_text(text)), check_type(kind)
+    text, kind = root.redactor.text(clean_text(text)), check_type(kind)
     if kind == "episode":
         raise InputError("episodes are written by checkpoints, one per session; store a decision, constraint, "
                          "gotcha, fact or note")
@@ -149,12 +149,12 @@ def store(root: str | os.PathLike[str], text: str, kind: str = "note", scope: st
     return Outcome(status, entry, message)
 
 
-def import_entries(root: str | os.PathLike[str], items: list[Entry], scope: str = "project",
+def import_entries(root: Project, items: list[Entry], scope: str = "project",
                    dedup: bool = False) -> dict[str, int]:
     """Add many entries in one write; each keeps its id (replacing an entry with that id)."""
     path = memory_path(root, scope)
     counts = {"imported": 0, "replaced": 0, "skipped": 0}
-    redactor = project_of(root).redactor
+    redactor = root.redactor
     with locked(path.parent):
         state = read_memory_file(path, scope, verify=True)
         entries = list(state.entries)
@@ -193,7 +193,7 @@ def forget_ids(root: str | os.PathLike[str], ids: list[str], scope: str = "proje
     return gone
 
 
-def add_notes(root: str | os.PathLike[str], items: list[tuple[str, str]], source: str,
+def add_notes(root: Project, items: list[tuple[str, str]], source: str,
               time: str | None = None) -> list[Entry]:
     """Append automatic captures, (type, text) each, to notes.md in one write; exact repeats are skipped."""
     path = scope_dir(root, "project") / "notes.md"
@@ -202,7 +202,7 @@ def add_notes(root: str | os.PathLike[str], items: list[tuple[str, str]], source
     with locked(path.parent):
         state = read_memory_file(path, "project", verify=True)
         taken, known, added = dict(state.by_id), set(state.by_text), []
-        redact = project_of(root).redactor
+        redact = root.redactor
         for kind, text in items:
             text, kind = redact.text(clean_text(text)), check_type(kind)
             if normalise(text) in known:
