@@ -6,6 +6,7 @@ import json
 
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.distill import distill
+from deepmem.project import Project
 from tests.test_dream import session
 
 
@@ -13,9 +14,10 @@ def test_opencode_lists_a_distilled_skill_candidate(opencode_project) -> None:
     """Three sessions with the same edit-run-diff loop give a SKILL.md that OpenCode offers the model."""
     project = opencode_project([{"text": "Nothing to do."}])
     loop = ("sed -i 's/a/b/' src/x.py", "python3 reproduce.py", "git diff")
+    folder = Project.load(project.root)
     for name in ("ses_a", "ses_b", "ses_c"):
-        compact(project.root, name, session(commands=loop))
-    written = distill(project.root)["skills"]
+        compact(folder, name, session(commands=loop))
+    written = distill(folder)["skills"]
     assert written == ["sed-i-then-python-script-then-git-diff"]
     run = project.run("hello")
     assert run.ok, run.stderr[-3000:]
