@@ -10,6 +10,7 @@ from deepmem.checkpoints.render import SECTIONS, checkpoint_sections
 from deepmem.checkpoints.store import LATEST
 from deepmem.config import memory_dir
 from deepmem.extractors import EXTRACTORS, Findings, extract
+from deepmem.project import Project
 from deepmem.tokens import estimate_tokens
 
 ROOT = "/repo"
@@ -64,7 +65,7 @@ WORK = [
 
 def checkpoint_of(messages: list[dict], root: Path) -> str:
     """Compact the messages and read the checkpoint written."""
-    result = compact(root, SID, messages)
+    result = compact(Project.load(root), SID, messages)
     assert "error" not in result, result
     return (memory_dir(root) / LATEST).read_text(encoding="utf-8")
 
@@ -151,7 +152,7 @@ def test_a_checkpoint_taken_twice_in_a_row(tmp_path: Path) -> None:
     assert checkpoint_of(WORK, tmp_path) == first
     handoff = [user("Handoff: resuming a compacted session; the full checkpoint is in .deep-memory/checkpoint.md."),
                assistant(say("Continuing."))]
-    result = compact(tmp_path, SID, handoff)
+    result = compact(Project.load(tmp_path), SID, handoff)
     assert result.get("reused") and result["context"] == [first]
     assert (memory_dir(tmp_path) / LATEST).read_text(encoding="utf-8") == first
 

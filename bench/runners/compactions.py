@@ -56,6 +56,7 @@ from deepmem.config import memory_dir
 from deepmem.extractors.calls import Timeline, build_timeline
 from deepmem.extractors.files import project_path
 from deepmem.history import visible_text
+from deepmem.project import Project
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.shell import SEPARATORS, heredoc_lines, shell_tokens, strip_prefixes
 from deepmem.toolcalls.touches import call_touches
@@ -239,7 +240,7 @@ def tally(items: Iterable[str], found: Any) -> dict[str, Any]:
 def texts_at(earlier: Path, later: list[Message], earlier_messages: list[Message]) -> dict[str, str]:
     """The four texts handed over at one compaction."""
     with tempfile.TemporaryDirectory() as root:
-        result = compact(root, earlier.stem, earlier_messages)
+        result = compact(Project.load(root), earlier.stem, earlier_messages)
         if result.get("error"):
             raise SystemExit(f"{earlier.name}: compact failed: {result['error']}")
         checkpoint = (memory_dir(root) / "checkpoint.md").read_text(encoding="utf-8")
