@@ -17,7 +17,7 @@ from deepmem.facts import WholeViews
 from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
 from deepmem.jumps import Sizes, boundary_at, cold_steps, fixed_jumps, priced_jumps, running_totals
 from deepmem.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
-from deepmem.prices import PriceModel, resolve_prices
+from deepmem.prices import PriceModel, resolve_prices, warn_once
 from deepmem.types import Facts, Message, Settings, Tier
 from deepmem.working_set import WorkingSetBuilder
 
@@ -224,9 +224,11 @@ def schedule_layout(
     jumps: tuple[int, ...] | None = None,
 ) -> Schedule:
     """The history laid out once: its steps, its cold steps, its prices (the family the messages
-    name when None), its jumps (`jumps` imposes them instead) and its boundary."""
+    name when None, noted once in the log), its jumps (`jumps` imposes them instead) and its boundary."""
     steps = message_steps(messages)
-    prices = prices or resolve_prices(messages)
+    if prices is None:
+        prices = resolve_prices(messages)
+        warn_once(f"no price model given: the jumps are weighed at the {prices.name} family's prices")
     cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
     places = mark_places(messages, steps, settings, prices)
     if jumps is None:

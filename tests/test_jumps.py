@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from bench.contenders.hindsight import hindsight_jumps, schedule_cost
+from deepmem import prices as prices_module
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import (
     Sizes,
@@ -198,6 +199,20 @@ def test_the_hindsight_schedule_is_never_dearer_than_the_online_ones() -> None:
         best = schedule_cost(sizes, hindsight_jumps(sizes, settings, prices), settings, prices)
         for jumps in (priced_jumps(sizes, settings, prices), fixed_jumps(len(sizes.tokens) - 1, settings), (0,)):
             assert best <= schedule_cost(sizes, jumps, settings, prices) + 1e-6
+
+
+def test_a_plan_given_no_prices_says_once_which_family_it_weighs_the_jumps_at(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No price model passed (no model, no [cost]): the messages' family, noted in the log once per process."""
+    monkeypatch.setattr(prices_module, "_warned", set())
+    messages = django()
+    with caplog.at_level(logging.WARNING, logger="deepmem.prices"):
+        plan_transform(messages, Settings())
+        plan_transform(messages[:-1], Settings())
+        plan_transform(messages, Settings(), prices=ANTHROPIC)
+    notes = [record.getMessage() for record in caplog.records if "no price model given" in record.getMessage()]
+    assert notes == [f"no price model given: the jumps are weighed at the {family_of_messages(messages).name} family's prices"]
 
 
 def test_imposed_jumps_are_followed() -> None:
