@@ -551,3 +551,30 @@ def test_a_restarted_engine_sends_the_same_bytes_for_an_ongoing_session(tmp_path
     assert len(marked) == 1 and marked[0]["type"] == "text"
     assert runs[restarted] == runs[alone]
     assert (restarted / ".deep-memory" / "sessions" / "s" / "request-state.json").is_file()
+
+
+def test_the_cache_mark_travels_as_an_edit_keeping_the_parts_metadata_and_moves(tmp_path: Path) -> None:
+    """The plan's mark reaches the plugin as a replacement of the part whose `metadata` keeps every
+    other key; when the boundary moves, the old mark's edit is dropped (unless the part is compressed)."""
+    history = django_messages()
+    for message in history:
+        for part in message["parts"]:
+            if message["info"]["role"] == "assistant" and part["type"] == "text":
+                part["metadata"] = {"anthropic": {"signature": part["id"]}, "openrouter": {"seen": True}}
+    engine = Bridge(tmp_path, SMALL_BATCHES)
+    engine.hello()
+    marks = []
+    for step in range(1, len(history) + 1):
+        engine.request("system", session="s", system=["You are opencode"], model=RESTART_MODEL)
+        assert engine.transform("s", history[:step])["ok"]
+        marked = [part for message in engine.applied(history[:step]) for part in message["parts"] if carries_mark(part)]
+        assert len(marked) <= 1
+        for part in marked:
+            kept = {key: value for key, value in part["metadata"].items() if key != "deepmem"}
+            assert kept == {
+                "anthropic": {"signature": part["id"], "cacheControl": {"type": "ephemeral"}},
+                "openrouter": {"seen": True},
+            }
+        marks.append(marked[0]["id"] if marked else None)
+    engine.close()
+    assert len({mark for mark in marks if mark}) >= 2, marks
