@@ -166,13 +166,21 @@ def parse_contenders(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+MODELS = {
+    **FAMILIES,
+    "anthropic-any-prefix": msgspec.structs.replace(FAMILIES["anthropic"], name="anthropic-any-prefix", cached_at_marks=False),
+}
+"""The price models a run can bill: the families, and Anthropic's prices with the cache read at any
+repeated prefix (what a mark at every change would give: the limit deepmem's own mark aims at)."""
+
+
 def parse_models(text: str) -> list[PriceModel]:
     """'anthropic,openai' → their price models (an unknown name is an error naming the known ones)."""
     names = [name for name in text.split(",") if name]
-    unknown = [name for name in names if name not in FAMILIES]
+    unknown = [name for name in names if name not in MODELS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown price model {unknown[0]!r}; known: {', '.join(FAMILIES)}")
-    return [FAMILIES[name] for name in names]
+        raise argparse.ArgumentTypeError(f"unknown price model {unknown[0]!r}; known: {', '.join(MODELS)}")
+    return [MODELS[name] for name in names]
 
 
 def contender_names(args: argparse.Namespace) -> list[str]:
