@@ -113,14 +113,16 @@ def mark_places(messages: list[Message], steps: tuple[int, ...], settings: Setti
     return MarkPlaces(messages, steps) if settings.cache_mark and prices.marks_pay else None
 
 
-def marked_tokens(places: MarkPlaces | None, probed: tuple[int, ...]) -> tuple[int, ...]:
-    """Per boundary k: the probed tokens before the mark placed while k is the boundary, for the
-    model the newest request asks for (the mark's own message counted as written); () without marks."""
+def marked_tokens(places: MarkPlaces | None, cut: tuple[int, ...], probed: tuple[int, ...]) -> tuple[int, ...]:
+    """Per boundary k: the tokens before the mark placed while k is the boundary, for the model the
+    newest request asks for: the messages before the mark's own as their compressors leave them
+    (`cut`; a view kept whole there counts cut, and the mark's message counts as written), never
+    more than the old history at k (`probed`); () without marks."""
     if places is None:
         return ()
     step = len(probed) - 1
     found = [places.place(boundary, step) for boundary in range(step + 1)]
-    return tuple(probed[place[0] - 1] if place else 0 for place in found)
+    return tuple(min(cut[place[0] - 1], probed[boundary]) if place else 0 for boundary, place in enumerate(found))
 
 
 def step_sizes(
@@ -142,7 +144,7 @@ def step_sizes(
     whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
     old = running_totals(steps, probed, count)
     totals = tuple(cut + kept for cut, kept in zip(old, whole, strict=True))
-    return Sizes(sizes.totals, totals, cold, marked_tokens(places, totals), settings.tail_steps)
+    return Sizes(sizes.totals, totals, cold, marked_tokens(places, old, totals), settings.tail_steps)
 
 
 def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:

@@ -313,3 +313,11 @@ def test_a_jump_at_the_request_after_a_jump_reads_nothing_at_our_mark() -> None:
     made = boundary + sizes.tail_steps
     assert marked_read(sizes, made + 2, boundary) == sizes.marked[boundary] > 0
     assert marked_read(sizes, made + 1, boundary) == 0
+
+
+def test_what_a_jump_reads_up_to_our_mark_never_exceeds_the_old_history() -> None:
+    """Views kept whole make the old history's size rise and fall from boundary to boundary; the
+    tokens before the mark count them cut, and never more than the history they sit in."""
+    for messages in (django(), with_times(django(), 20, 30 * MINUTE)):
+        sizes = sizes_of(messages)
+        assert any(sizes.marked) and all(read <= old for read, old in zip(sizes.marked, sizes.probed, strict=True))
