@@ -34,6 +34,7 @@ from bench.corpora import REPOSITORY
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
 from bench.usage import one_hour_sessions, session_usage
+from deepmem.project import Project
 from deepmem.replay import Additions
 from deepmem.sessionio import atomic_write, read_session
 
@@ -154,8 +155,8 @@ def build_additions(folder: Path) -> dict[str, Additions]:
     built: dict[str, Additions] = {}
     with tempfile.TemporaryDirectory(prefix="deepmem-additions-") as base:
         for repo, paths in histories(folder).items():
-            root = Path(base) / re.sub(r"[^\w.-]", "_", repo)
-            root.mkdir(parents=True)
+            root = Project.load(Path(base) / re.sub(r"[^\w.-]", "_", repo))
+            root.root.mkdir(parents=True)
             os.environ["DEEP_MEMORY_GLOBAL_ROOT"] = str(root / "global")
             for number, path in enumerate(paths, 1):
                 print(f"\r{repo}: memory for {number}/{len(paths)}", end="", file=sys.stderr, flush=True)
@@ -164,7 +165,7 @@ def build_additions(folder: Path) -> dict[str, Additions]:
     return built
 
 
-def given_and_learned(root: Path, path: Path) -> Additions:
+def given_and_learned(root: Project, path: Path) -> Additions:
     """What the bridge gives one session from the memory in `root`; then the session's checkpoint into it."""
     from bench.runners.memory_history import session_time, whisper
     from deepmem.bridge.engine import Engine
@@ -173,7 +174,7 @@ def given_and_learned(root: Path, path: Path) -> Additions:
 
     messages = read_session(str(path)).messages
     sid = path.stem
-    block = Engine(root).system([], sid).append
+    block = Engine(root).injection.system([], sid).append
     stable = block[0] if block else ""
     now = session_time(messages)
     whispers: dict[str, str] = {}
