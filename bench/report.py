@@ -28,7 +28,7 @@ def format_sessions(result: dict, model: str) -> str:
     lines = [f"{contender} against no compression, per session ({model} prices)", header, "-" * len(header)]
     for row in result["sessions"]:
         r = row["ratios"][model][contender]
-        best = row["ratios"][model][f"hindsight@{model}"]["cost_warm"]
+        best = row["ratios"][model].get(f"hindsight@{model}", r)["cost_warm"]
         lines.append(
             f"{_short(row['session']):<34}{row['steps']:>6}{row['tokens']:>12,}{r['raw']:>7.2f}"
             f"{r['final']:>8.2f}{r['prefix_stability']:>8.1%}{r['cost_warm']:>7.2f}{r['cost_recovered']:>8.2f}"
@@ -52,7 +52,7 @@ def format_totals(result: dict) -> str:
     ]
     for model, rows in totals["ratios"].items():
         count = len(result["sessions"])
-        best = rows[f"hindsight@{model}"]["cost_warm"]
+        best = rows.get(f"hindsight@{model}", {}).get("cost_warm")
         lines += [
             "",
             f"{model} prices, whole requests (warm cache; +reread: quoted lines out of view read again; "
@@ -67,7 +67,8 @@ def format_totals(result: dict) -> str:
                 f"{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
                 f"{result['costlier'][model][name]:>6} of {count}"
             )
-        lines.append(f"deepmem@{model} against the hindsight optimum: {rows[f'deepmem@{model}']['cost_warm'] / best:.3f}×")
+        if best and f"deepmem@{model}" in rows:
+            lines.append(f"deepmem@{model} against the hindsight optimum: {rows[f'deepmem@{model}']['cost_warm'] / best:.3f}×")
     timing = result["deepmem_transform_ms"]
     lines.append(
         f"deepmem transform per step: median {timing['median']:.1f} ms, max {timing['max']:.1f} ms; "
