@@ -155,22 +155,6 @@ def session_sizes(messages: list[Message], settings: Settings, prices: PriceMode
     return step_sizes(messages, digests, steps, settings, prices, cold, mark_places(messages, steps, settings, prices))
 
 
-def scheduled_jumps(
-    messages: list[Message],
-    digests: list[bytes | None],
-    steps: tuple[int, ...],
-    settings: Settings,
-    prices: PriceModel,
-    cold: tuple[bool, ...],
-    places: MarkPlaces | None = None,
-) -> tuple[int, ...]:
-    """The boundaries this history has jumped to, by the schedule the settings name."""
-    count = steps[-1] if steps else 0
-    if settings.schedule == "fixed":
-        return fixed_jumps(count, settings)
-    return priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold, places), settings, prices)
-
-
 def rebases(
     jumps: tuple[int, ...], cold: tuple[bool, ...], settings: Settings, prices: PriceModel, places: MarkPlaces | None
 ) -> tuple[tuple[int, int], ...]:
@@ -231,9 +215,13 @@ def schedule_layout(
     if prices is None:
         prices = resolve_prices(messages)
         warn_once(f"no price model given: the jumps are weighed at the {prices.name} family's prices")
-    cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
+    count = steps[-1] if steps else 0
+    cold = cold_steps(messages, steps, count, prices)
     places = mark_places(messages, steps, settings, prices)
     if jumps is None:
-        jumps = scheduled_jumps(messages, digests, steps, settings, prices, cold, places)
+        if settings.schedule == "fixed":
+            jumps = fixed_jumps(count, settings)
+        else:
+            jumps = priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold, places), settings, prices)
     shape = layout(messages, jumps, steps, rebases(jumps, cold, settings, prices, places))
     return Schedule(shape, prices, mark_at(places, shape, settings))
