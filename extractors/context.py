@@ -21,7 +21,7 @@ import msgspec
 
 from deepmem.extractors.calls import Timeline, ToolCall
 from deepmem.extractors.errors import call_label
-from deepmem.extractors.files import project_path
+from deepmem.extractors.files import calls_touching, project_path
 from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.progress import latest_todos
 from deepmem.extractors.requests import find_requests
@@ -75,12 +75,7 @@ def files_read(timeline: Timeline) -> tuple[FileRead, ...]:
     """Files read and never changed, still in hand or named by the user or the todo list; newest touch first."""
     reads: dict[str, list[int]] = {}
     changed: set[str] = set()
-    known: dict[str, str] = {}
-    for call in timeline.calls:
-        if call.status == "error":
-            continue
-        touched = call_touches(call.tool, call.input, known)
-        known.update(touched.texts)
+    for call, touched in calls_touching(timeline):
         changed.update(project_path(path, call.cwd, timeline.root) for path in touched.changed)
         for path in touched.reads:
             reads.setdefault(project_path(path, call.cwd, timeline.root), []).append(call.step)

@@ -4,11 +4,12 @@ as a path inside the project, with how and when."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 
 import msgspec
 
-from deepmem.extractors.calls import Timeline
-from deepmem.toolcalls.touches import call_touches
+from deepmem.extractors.calls import Timeline, ToolCall
+from deepmem.toolcalls.touches import Touches, call_touches
 
 
 class FileChange(msgspec.Struct):
@@ -24,15 +25,21 @@ class FileChange(msgspec.Struct):
 def files_modified(timeline: Timeline) -> list[FileChange]:
     """Every file the session's tool calls changed, in order of first change."""
     changes: dict[str, FileChange] = {}
+    for call, touched in calls_touching(timeline):
+        for change in touched.changes:
+            _record(changes, project_path(change.path, call.cwd, timeline.root), change.action, call.step)
+    return list(changes.values())
+
+
+def calls_touching(timeline: Timeline) -> Iterator[tuple[ToolCall, Touches]]:
+    """Each call that did not fail, with what it touches (the texts of files written before it known)."""
     known: dict[str, str] = {}
     for call in timeline.calls:
         if call.status == "error":
             continue
         touched = call_touches(call.tool, call.input, known)
         known.update(touched.texts)
-        for change in touched.changes:
-            _record(changes, project_path(change.path, call.cwd, timeline.root), change.action, call.step)
-    return list(changes.values())
+        yield call, touched
 
 
 def project_path(path: str, cwd: str, root: str) -> str:

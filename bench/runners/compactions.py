@@ -54,7 +54,7 @@ from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.config import memory_dir
 from deepmem.extractors.calls import Timeline, build_timeline
-from deepmem.extractors.files import project_path
+from deepmem.extractors.files import calls_touching, project_path
 from deepmem.history import visible_text
 from deepmem.project import Project
 from deepmem.toolcalls.paths import file_name, same_file
@@ -255,12 +255,7 @@ def texts_at(earlier: Path, later: list[Message], earlier_messages: list[Message
 def changed_files(timeline: Timeline) -> set[str]:
     """Project-relative files the calls changed."""
     changed: set[str] = set()
-    known: dict[str, str] = {}
-    for call in timeline.calls:
-        if call.status == "error":
-            continue
-        touched = call_touches(call.tool, call.input, known)
-        known.update(touched.texts)
+    for call, touched in calls_touching(timeline):
         changed.update(project_path(p, call.cwd, timeline.root) for p in touched.changed)
     return changed
 
