@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from deepmem.context import context_units
-from deepmem.toolcalls.kinds import tool_row
+from deepmem.toolcalls.kinds import tool_input, tool_row
 from deepmem.types import Message, Part
 
 MIN_CHARS = 16
@@ -68,9 +68,7 @@ QUOTE_READERS: dict[str, Callable[[dict], Iterator[str]]] = {
 
 def input_lines(part: Part) -> Iterator[str]:
     """Every line of a tool call's input that may copy earlier output."""
-    inputs = (part.get("state") or {}).get("input")
-    if not isinstance(inputs, dict):
-        return
+    inputs = tool_input(part)
     for way in tool_row(str(part.get("tool", ""))).quotes:
         yield from QUOTE_READERS[way](inputs)
 

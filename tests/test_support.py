@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from deepmem.support import step_support
 
 OUTPUT = "def mean(values):\n    return sum(values) / len(values) + 1\nshort\n"
@@ -51,3 +53,12 @@ def test_a_cleared_output_hides_the_quoted_lines() -> None:
 def test_a_step_that_quotes_nothing() -> None:
     """No quoted line: (0, 0)."""
     assert step_support(HISTORY, HISTORY, message("assistant", {"type": "text", "text": "done"})) == (0, 0)
+
+
+def test_a_code_mode_patch_quotes_what_a_shell_read_showed() -> None:
+    """The context lines of a patch that a code-mode script applies are quoted from the `sed -n` view before it."""
+    view = tool("a", "exec", {"code": 'await tools.exec_command({cmd: "sed -n \'1,3p\' calc.py"})'}, OUTPUT)
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def mean(values):\n-    return sum(values) / len(values) + 1\n+    return 0\n*** End Patch"
+    step = message("assistant", tool("b", "exec", {"code": f"await tools.apply_patch({json.dumps(patch)});"}))
+    history = [HISTORY[0], message("assistant", view)]
+    assert step_support(history, history, step) == (2, 2)

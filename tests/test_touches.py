@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from deepmem.compressors import compressors_for
 from deepmem.facts import FactsBuilder
+from deepmem.toolcalls.code_mode import script_inputs
+from deepmem.toolcalls.kinds import tool_kind
 from deepmem.toolcalls.touches import Touches, touches
 from deepmem.types import Context, Settings
 
@@ -23,6 +26,12 @@ def call(tool: str, **inputs: Any) -> dict[str, Any]:
 def bash(command: str) -> dict[str, Any]:
     """A completed `bash` part."""
     return call("bash", command=command, description="d")
+
+
+def script(*commands: str, patch: str = "") -> dict[str, Any]:
+    """A completed code-mode `exec` part whose JavaScript runs `commands` and applies `patch`, as Codex writes it."""
+    runs = "".join(f"await tools.exec_command({{cmd: {json.dumps(command)}, workdir: \"/repo\"}});\n" for command in commands)
+    return call("exec", code=runs + (f"await tools.apply_patch({json.dumps(patch)});\n" if patch else ""))
 
 
 def summary(touched: Touches) -> dict[str, Any]:
@@ -65,6 +74,11 @@ CASES = [
     (bash("touch new.py"), {"creates": ("new.py",), "command": "touch new.py"}),
     (bash("cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"), {"edits": ("f.py",), "command": "cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"}),
     (bash(f"python - <<'EOF'\n{FIX_SCRIPT}EOF"), {"edits": ("pkg/core.py",), "command": f"python - <<'EOF'\n{FIX_SCRIPT}EOF"}),
+    (script("sed -n '1,80p' src/a.go"), {"reads": ("src/a.go",), "command": "sed -n '1,80p' src/a.go"}),
+    (script("rg -n \"func \" src", "nl -ba src/a.go"), {"command": "rg -n \"func \" src\nnl -ba src/a.go"}),
+    (script(patch=PATCH), {"edits": ("src/app.py",), "creates": ("src/new.py",), "deletes": ("old.py",)}),
+    (script("rm b.go", patch=PATCH), {"edits": ("src/app.py",), "creates": ("src/new.py",), "deletes": ("b.go", "old.py"), "command": "rm b.go"}),
+    (call("exec", code="text(await tools.list_agents({}))"), {}),
     (bash(f"cat <<'EOF' > fix.py\n{FIX_SCRIPT}EOF\npython fix.py"), {
         "edits": ("fix.py", "pkg/core.py"), "command": f"cat <<'EOF' > fix.py\n{FIX_SCRIPT}EOF\npython fix.py",
     }),
@@ -81,6 +95,19 @@ def test_a_read_shows_its_first_line() -> None:
     """A `read` with an offset and a `sed -n` range start at their first line."""
     assert touches(call("read", filePath="a.py", offset=40)).first_line == 40
     assert touches(bash("sed -n '10,20p' a.py")).first_line == 10
+
+
+def test_a_code_mode_read_is_a_view_from_its_first_line() -> None:
+    """A script that prints a file with `sed -n` shows it from the range's first line, and its output is a read."""
+    part = script("sed -n '120,240p' internal/sem/parser.go")
+    assert touches(part).first_line == 120
+    assert tool_kind(part) == "read"
+
+
+def test_a_code_mode_template_literal_and_quoted_key_are_read() -> None:
+    """`cmd` given as a template literal or as a quoted JSON key is read the same."""
+    assert touches(call("exec", code="await tools.exec_command({cmd: `cat -n a.go`})")).reads == ("a.go",)
+    assert touches(call("exec", code='await tools.exec_command({"cmd":"cat a.go"})')).reads == ("a.go",)
 
 
 def test_a_script_written_earlier_is_followed_through_known_texts() -> None:
@@ -128,3 +155,9 @@ def test_a_read_before_an_apply_patch_of_its_file_is_marked_stale() -> None:
         builder.add({"info": {"role": "assistant", "id": f"m{index}"}, "parts": [part]})
     context = Context(age=1, step=1, tier="low", settings=Settings(), facts=builder.snapshot())
     assert compressors_for(read, context) == ("system_blocks", "stale_reads", "long_inputs")
+
+
+def test_a_scripts_string_escapes_are_undone() -> None:
+    """A command's JavaScript escapes (`\\'`, `\\n`, `\\u002e`) are undone before the shell parser reads it."""
+    code = "await tools.exec_command({cmd: \"sed -n \\'1,2p\\' a\\u002ego\\nrg x\"})"
+    assert script_inputs(code) == {"command": "sed -n '1,2p' a.go\nrg x"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from deepmem.toolcalls.code_mode import script_inputs
 from deepmem.toolcalls.shell import command_kind
 from deepmem.types import Part
 
@@ -32,6 +33,9 @@ class Tool(NamedTuple):
     protected: bool = False
     """Its output is never compressed (a file tool's only confirms the change and carries the
     diagnostics the model reads next)."""
+    script: bool = False
+    """Its input is a script (`code`) calling the other tools: the commands and patches it
+    passes them count as its input's (`deepmem.toolcalls.code_mode`)."""
 
 
 TOOLS: dict[str, Tool] = {
@@ -42,6 +46,7 @@ TOOLS: dict[str, Tool] = {
     "task": Tool("task", ("system_blocks", "subagent")),
     "skill": Tool("skill", ("skills",)),
     "bash": Tool("", (), "shell", ("command",)),
+    "exec": Tool("", (), "shell", ("command", "patch"), script=True),
     "shell": Tool("command", COMMAND_ROUTE, "shell", ("command",)),
     "edit": Tool("command", COMMAND_ROUTE, "edit", ("replaced",), protected=True),
     "multiedit": Tool("command", COMMAND_ROUTE, "edit", ("replaced",), protected=True),
@@ -88,10 +93,21 @@ def tools_that(touches: str) -> frozenset[str]:
     return frozenset(name for name, tool in TOOLS.items() if tool.touches == touches)
 
 
+def tool_input(part: Part) -> dict:
+    """A tool part's input ({} when it has none), with the commands and patches of a script's."""
+    inputs = (part.get("state") or {}).get("input")
+    if not isinstance(inputs, dict):
+        return {}
+    code = inputs.get("code")
+    if tool_row(str(part.get("tool", ""))).script and isinstance(code, str):
+        return {**inputs, **script_inputs(code)}
+    return inputs
+
+
 def tool_kind(part: Part) -> str:
     """The output kind of a tool part from the table, or for a shell from its command."""
     tool = tool_row(str(part.get("tool", "")))
     if tool.kind:
         return tool.kind
-    command = ((part.get("state") or {}).get("input") or {}).get("command")
+    command = tool_input(part).get("command")
     return command_kind(command) if isinstance(command, str) else "command"

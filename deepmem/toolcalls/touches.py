@@ -5,7 +5,8 @@ line on; `edit` and `multiedit` edit one in place, `write` writes one whole, `pa
 `apply_patch` change the files their patch names (added, updated, moved, deleted); `bash`
 shows a file when its main pipeline is a read (`cat`, `nl`, `head`, `sed -n`…) and changes
 the files its redirects, `sed -i`, `tee`, `mv`, `cp`, `rm`, `git mv`, patches, heredoc
-scripts and Python code write (see `deepmem.toolcalls.shell_writes`). Searches (`grep`,
+scripts and Python code write (see `deepmem.toolcalls.shell_writes`); a code-mode script
+(`exec`) does what the commands and patches it passes do (`deepmem.toolcalls.code_mode`). Searches (`grep`,
 `glob`, `list`, `find`) show no single file and touch nothing here.
 
 Paths are given as the call names them (joined to a folder a `cd` inside the command
@@ -27,7 +28,7 @@ from typing import Any
 import msgspec
 
 from deepmem.toolcalls.changes import FileChange
-from deepmem.toolcalls.kinds import tools_that
+from deepmem.toolcalls.kinds import tool_input, tools_that
 from deepmem.toolcalls.patches import patch_targets
 from deepmem.toolcalls.shell import command_kind, read_target
 from deepmem.toolcalls.shell_writes import command_writes
@@ -86,16 +87,12 @@ class Touches(msgspec.Struct, frozen=True, gc=False):
 
 def touches(part: dict[str, Any], known: Mapping[str, str] = NOTHING) -> Touches:
     """What a tool part touches (see `call_touches`)."""
-    state = part.get("state")
-    inputs = state.get("input") if isinstance(state, dict) else None
-    return call_touches(str(part.get("tool") or ""), inputs if isinstance(inputs, dict) else {}, known)
+    return call_touches(str(part.get("tool") or ""), tool_input(part), known)
 
 
 def shows(part: dict[str, Any]) -> tuple[str, int] | None:
     """(path, first line) of the file a tool part's output shows, or None (see `call_shows`)."""
-    state = part.get("state")
-    inputs = state.get("input") if isinstance(state, dict) else None
-    return call_shows(str(part.get("tool") or ""), inputs) if isinstance(inputs, dict) else None
+    return call_shows(str(part.get("tool") or ""), tool_input(part))
 
 
 def call_shows(tool: str, inputs: dict[str, Any]) -> tuple[str, int] | None:
@@ -124,10 +121,18 @@ def call_touches(tool: str, inputs: dict[str, Any], known: Mapping[str, str] = N
     if tool in PATCH_TOOLS:
         text = inputs.get("patchText") or inputs.get("patch") or ""
         return Touches(changes=patch_changes(text)) if isinstance(text, str) else Touches()
-    command = inputs.get("command")
+    command, patch = inputs.get("command"), inputs.get("patchText")
     if tool in SHELL_TOOLS and isinstance(command, str):
-        return command_touches(command, known, call_shows(tool, inputs))
+        touched = command_touches(command, known, call_shows(tool, inputs))
+        return with_patch(touched, patch) if isinstance(patch, str) else touched
+    if tool in SHELL_TOOLS and isinstance(patch, str):
+        return Touches(changes=patch_changes(patch))
     return Touches()
+
+
+def with_patch(touched: Touches, patch: str) -> Touches:
+    """A script's shell touches and the changes of the patch it applies after them."""
+    return msgspec.structs.replace(touched, changes=touched.changes + patch_changes(patch))
 
 
 def patch_changes(text: str) -> tuple[FileChange, ...]:
