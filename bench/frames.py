@@ -36,7 +36,8 @@ from bench.tokens_o200k import TokenCounter
 from bench.usage import one_hour_sessions, session_usage
 from deepmem.project import Project
 from deepmem.replay import Additions
-from deepmem.sessionio import atomic_write, read_session
+from deepmem.sessionio import read_session
+from deepmem.writer import write_given
 
 CAPTURED_REQUEST = REPOSITORY.parent / "shared" / "reference" / "opencode-1.18.33" / "provider-request.last.json"
 """A request OpenCode 1.18.33 sent, with its system prompt and its built-in tool definitions."""
@@ -137,7 +138,7 @@ def corpus_additions(folder: Path, corpus: str, rebuild: bool = False) -> dict[s
     else:
         built = build_additions(folder)
         if built:
-            atomic_write(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
+            write_given(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
     return built
 
 

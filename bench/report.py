@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepmem.sessionio import atomic_write, encode_json
+from deepmem.sessionio import encode_json
+from deepmem.writer import write_given
 
 RESULTS = Path(__file__).resolve().parent / "results"
 """Where the current figures are kept."""
@@ -79,7 +80,7 @@ def format_totals(result: dict) -> str:
 
 def write_json(result: dict, path: Path) -> None:
     """The whole result, atomically."""
-    atomic_write(path, encode_json(result))
+    write_given(path, encode_json(result))
 
 
 def draw_chart(result: dict, path: Path, model: str) -> None:

@@ -19,8 +19,9 @@ from pathlib import Path
 from deepmem.config import memory_dir
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
-from deepmem.sealed import SealError, read_sealed, write_sealed
+from deepmem.sealed import SealError, read_sealed
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
+from deepmem.writer import write_private
 
 HEX = re.compile(r"[0-9a-f]+")
 log = logging.getLogger("deepmem.ccr")
@@ -48,7 +49,7 @@ class CCRStore:
         if path.exists():
             return
         try:
-            size = write_sealed(path, text.encode("utf-8", "surrogatepass"))
+            size = write_private(path, text.encode("utf-8", "surrogatepass"))
         except SealError as exc:
             if str(exc) != self._seal_problem:
                 log.warning("CCR originals kept in memory only: %s", exc)

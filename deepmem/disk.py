@@ -68,13 +68,20 @@ def atomic_write(path: Path, data: bytes, mode: int = PUBLIC) -> None:
     fsync_dir(path.parent)
 
 
-def ensure_gitignore(folder: Path) -> bool:
-    """Write the memory folder's `.gitignore` when it is missing; True when written."""
-    path = folder / ".gitignore"
-    if path.exists():
-        return False
-    atomic_write(path, GITIGNORE.encode())
-    return True
+def create_once(path: Path, data: bytes, mode: int) -> None:
+    """Create `path` holding `data` whole, unless it exists already (another process made it first: link refuses)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+    try:
+        os.chmod(tmp, mode)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    fsync_dir(path.parent)
 
 
 def append_capped(path: Path, line: bytes, cap_bytes: int, mode: int = PUBLIC) -> None:

@@ -13,14 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from deepmem.disk import PRIVATE, atomic_write, fsync_dir
+from deepmem.disk import PRIVATE, create_once
 from deepmem.types import DeepmemError
 
 MAGIC = b"\x00dmS1"
@@ -60,21 +58,9 @@ def key_path() -> Path:
 
 
 def _make_key(path: Path) -> None:
-    """Write a new random key, unless another process made one first (link refuses to replace)."""
+    """Write a new random key, unless another process made one first."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    data = KEY_HEADER + base64.urlsafe_b64encode(os.urandom(KEY_BYTES)) + b"\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".key.", suffix=".tmp")
-    try:
-        os.chmod(tmp, PRIVATE)
-        os.write(fd, data)
-        os.fsync(fd)
-        os.close(fd)
-        os.link(tmp, path)
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(tmp)
-    fsync_dir(path.parent)
+    create_once(path, KEY_HEADER + base64.urlsafe_b64encode(os.urandom(KEY_BYTES)) + b"\n", PRIVATE)
 
 
 def _parse_key(data: bytes, path: Path) -> bytes:
@@ -153,32 +139,6 @@ def unseal(blob: bytes, path: Path) -> bytes:
         raise SealError(f"{path}: altered or damaged (authentication failed); the original cannot be trusted") from None
 
 
-def write_sealed(path: Path, data: bytes) -> int:
-    """Seal `data` and replace the file atomically (mode 0600); the bytes written."""
-    blob = seal(data, path)
-    atomic_write(path, blob, PRIVATE)
-    return len(blob)
-
-
 def read_sealed(path: Path) -> bytes:
     """The exact bytes of a private file; SealError when it cannot be opened, OSError when unreadable."""
     return unseal(path.read_bytes(), path)
-
-
-def seal_plain_files(paths: Iterable[Path]) -> int:
-    """Seal each file written before sealing existed, each by one atomic replace; how many were sealed.
-
-    A kill part-way leaves every file either plain or sealed, both readable; the next call
-    seals the rest.
-    """
-    sealed = 0
-    for path in paths:
-        try:
-            with path.open("rb") as handle:
-                if handle.read(len(MAGIC)) == MAGIC:
-                    continue
-            write_sealed(path, path.read_bytes())
-        except FileNotFoundError:
-            continue
-        sealed += 1
-    return sealed

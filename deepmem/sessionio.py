@@ -9,8 +9,8 @@ from typing import Any
 import msgspec
 import orjson
 
-from deepmem.disk import atomic_write
 from deepmem.types import InputError, Message, MessageView
+from deepmem.writer import write_given
 
 
 class Session(msgspec.Struct):
@@ -87,6 +87,6 @@ def write_output(data: bytes, out: str | None) -> None:
         sys.stdout.buffer.flush()
         return
     try:
-        atomic_write(Path(out), data)
+        write_given(Path(out), data)
     except OSError as exc:
         raise InputError(f"{out}: cannot write: {exc.strerror or exc}") from None

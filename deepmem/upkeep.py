@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 from deepmem.config import memory_dir
-from deepmem.disk import SEALED_MARK, TEMP_SUFFIX, atomic_write, locked
-from deepmem.sealed import PRIVATE_FILES, seal_plain_files
+from deepmem.disk import SEALED_MARK, TEMP_SUFFIX, locked
+from deepmem.sealed import PRIVATE_FILES
+from deepmem.writer import seal_plain_files, write_given
 
 UNCHECKED_TEMP_AGE = 60.0
 """A temp file whose writer cannot be checked (no pid in its name: older releases; or Windows, where
@@ -65,5 +66,5 @@ def start_up(root: str | os.PathLike[str]) -> dict[str, int]:
         sealed = 0
         if not (folder / SEALED_MARK).exists():
             sealed = seal_plain_files(path for glob in PRIVATE_FILES for path in folder.glob(glob))
-            atomic_write(folder / SEALED_MARK, b"")
+            write_given(folder / SEALED_MARK, b"")
     return {"temp_removed": len(leftovers), "sealed": sealed}

@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 import xxhash
 
+from deepmem.bridge.sessions import REQUEST_STATE_FILE
 from deepmem.ccr import CCRStore
 from deepmem.checkpoints.api import compact, findings_for
 from deepmem.checkpoints.render import render_checkpoint
@@ -31,6 +32,8 @@ from deepmem.sessionio import encode_json, read_session
 from deepmem.types import cache_key
 from deepmem.upkeep import start_up
 
+SEALED_JSON = (RAW, REQUEST_STATE_FILE)
+"""JSON files kept sealed: read through the key."""
 KINDS = ("memory", "checkpoint", "ccr")
 SESSION = Path(__file__).resolve().parent.parent / "fixtures" / "sessions" / "django-15499.json"
 LENGTHS = (8, 16, 24, 32, 61)
@@ -86,7 +89,7 @@ def check_files(root: Path) -> list[str]:
             continue
         name = str(path.relative_to(folder))
         data = path.read_bytes()
-        if path.suffix == ".json" and not _is_json(unsealed(path) if path.name == RAW else data):
+        if path.suffix == ".json" and not _is_json(unsealed(path) if path.name in SEALED_JSON else data):
             problems.append(f"{name}: not JSON")
         if path.suffix == ".jsonl" and not all(line.strip() and _is_json(line) for line in data.splitlines()):
             problems.append(f"{name}: a line is not JSON")

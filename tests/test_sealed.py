@@ -17,10 +17,11 @@ from deepmem.ccr import CCRStore
 from deepmem.config import memory_dir
 from deepmem.disk import SEALED_MARK
 from deepmem.restore import restore_messages
-from deepmem.sealed import MAGIC, SealError, key_path, key_state, read_sealed, write_sealed
+from deepmem.sealed import MAGIC, SealError, key_path, key_state, read_sealed
 from deepmem.sessionio import encode_json
 from deepmem.types import cache_key
 from deepmem.upkeep import start_up
+from deepmem.writer import write_private
 
 from .conftest import FIXTURES
 
@@ -75,7 +76,7 @@ def test_a_sealed_file_copied_under_another_name_does_not_open(tmp_path: Path) -
     (lambda key, data: key.unlink(), "no key at"),
     (lambda key, data: key.write_bytes(key.read_bytes()[:20]), "is damaged"),
     (lambda key, data: key.write_bytes(b"-----BEGIN OPENSSH PRIVATE KEY-----\n"), "not a deepmem key"),
-    (lambda key, data: (key.unlink(), write_sealed(key.parent / "x" / "y", b"new key")), "sealed with another key"),
+    (lambda key, data: (key.unlink(), write_private(key.parent / "x" / "y", b"new key")), "sealed with another key"),
     (lambda key, data: data.write_bytes(data.read_bytes()[:-1] + bytes([data.read_bytes()[-1] ^ 1])), "altered"),
     (lambda key, data: data.write_bytes(data.read_bytes()[:30]), "cut short"),
 ], ids=["lost", "truncated", "foreign", "another", "tampered", "cut-short"])
@@ -132,7 +133,7 @@ def test_an_older_plain_folder_is_sealed_once_and_reads_the_same(tmp_path: Path)
     # A start killed after sealing two files: each file is whole, plain or sealed.
     first = sorted(plain)[:2]
     for path in first:
-        write_sealed(path, plain[path])
+        write_private(path, plain[path])
     assert all(read_sealed(path) == data for path, data in plain.items())
     assert start_up(tmp_path) == {"temp_removed": 0, "sealed": len(plain) - 2}
     assert all(path.read_bytes().startswith(MAGIC) and read_sealed(path) == data for path, data in plain.items())

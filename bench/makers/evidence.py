@@ -22,8 +22,9 @@ from pathlib import Path
 import orjson
 
 from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
-from deepmem.sessionio import atomic_write, encode_json
+from deepmem.sessionio import encode_json
 from deepmem.types import Message, Part
+from deepmem.writer import write_given
 
 FIXTURES = REPOSITORY / "fixtures" / "evidence"
 MAX_SESSION_BYTES = 300_000
@@ -162,9 +163,9 @@ def write_fixtures(corpus: Path, out: Path, count: int) -> dict[str, list[dict[s
     for path, items in chosen:
         name = path.stem.split("__", 1)[1] + ".json"
         data = orjson.dumps(orjson.loads(path.read_bytes())) + b"\n"
-        atomic_write(out / "sessions" / name, data)
+        write_given(out / "sessions" / name, data)
         evidence[name] = items
-    atomic_write(out / "evidence.json", encode_json(evidence))
+    write_given(out / "evidence.json", encode_json(evidence))
     shutil.copyfile(corpus / "LICENSE", out / f"LICENSE-{corpus.name}")
     return evidence
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.makers.opencode_sessions import PROJECT_FILES, SESSIONS, STDLIB_PACKAGES
-from deepmem.sessionio import atomic_write
+from deepmem.writer import write_given
 from tests.e2e.harness import REPO, start_project
 
 DEMO_HOME = "/home/user"
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             session, root, home = record(name, work, template)
             text = rewrite_paths(session, root, home, work)
             target = options.out / f"opencode-{name}.json"
-            atomic_write(target, text.encode())
+            write_given(target, text.encode())
             seconds = time.perf_counter() - started
             size = len(text.encode())
             steps = len(SESSIONS[name][1])

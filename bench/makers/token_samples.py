@@ -15,7 +15,8 @@ from pathlib import Path
 from bench.makers.evidence import FIXTURES
 from bench.runners.estimator import kind_texts
 from bench.tokens_o200k import TokenCounter
-from deepmem.sessionio import atomic_write, encode_json, read_session
+from deepmem.sessionio import encode_json, read_session
+from deepmem.writer import write_given
 
 SAMPLE_CHARS = 2_000
 SESSIONS_PER_KIND = 3
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     counter = TokenCounter()
     rows = [row | {"o200k": counter.count(row["text"])} for row in samples(FIXTURES / "sessions")]
-    atomic_write(args.out, encode_json(rows))
+    write_given(args.out, encode_json(rows))
     print(f"wrote {len(rows)} samples to {args.out}")
     return 0
 

@@ -22,8 +22,9 @@ from bench.corpora import DEFAULT, corpus_folder, corpus_name, session_paths
 from bench.frames import add_frame_arguments, corpus_additions, frame_of
 from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
 from bench.runners.replay import parse_contenders, parse_models, replay_corpus
-from deepmem.sessionio import atomic_write, encode_json
+from deepmem.sessionio import encode_json
 from deepmem.types import Settings
+from deepmem.writer import write_given
 
 COMPARED = [
     "none",
@@ -87,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown_table(result)
     print(table, end="")
     args.out.mkdir(parents=True, exist_ok=True)
-    atomic_write(args.out / "compare.json", encode_json(result))
-    atomic_write(args.out / "compare.md", table.encode())
+    write_given(args.out / "compare.json", encode_json(result))
+    write_given(args.out / "compare.md", table.encode())
     draw_savings(result, args.out / "compare-savings.png")
     draw_steps(result, args.out / "compare-steps.png")
     print(f"wrote compare.json, compare.md, compare-savings.png, compare-steps.png in {args.out}")

@@ -10,10 +10,11 @@ from deepmem.bridge import features
 from deepmem.bridge.protocol import SystemReply
 from deepmem.bridge.session import SessionState
 from deepmem.bridge.sessions import STABLE_BLOCK_FILE, Sessions, whisper_part
-from deepmem.disk import atomic_write, prune_folders
+from deepmem.disk import prune_folders
 from deepmem.history import is_user_typed
 from deepmem.project import Project
 from deepmem.types import Message
+from deepmem.writer import write_shared
 
 SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agent")
 """Opening words of OpenCode's title and compaction-summary system prompts: nothing is
@@ -66,9 +67,8 @@ class Injection:
             pieces.append(features.optional_feature(features.CHECKPOINTS, *checkpoint))
         state = self.sessions.get(session_id)
         block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
-        state.stable_block = self.project.redactor.text(block)
         path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE
-        atomic_write(path, state.stable_block.encode("utf-8"))
+        state.stable_block = write_shared(path, block, self.project.redactor)
         prune_folders(path.parent.parent, self.project.config.limits.sessions_kept, path.parent)
         return state.stable_block
 

@@ -8,7 +8,6 @@ go to `.deep-memory/logs/bridge.log`, rotated. The process exits on stdin EOF, o
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 import threading
@@ -24,10 +23,10 @@ from deepmem.bridge.protocol import (
     error_reply,
 )
 from deepmem.config import LimitSettings, memory_dir
-from deepmem.disk import PRIVATE, ensure_gitignore
 from deepmem.project import Project
 from deepmem.redact import Redactor
 from deepmem.types import DeepmemError, UnknownKeyError
+from deepmem.writer import ensure_gitignore, shared_log
 
 log = logging.getLogger("deepmem.bridge")
 
@@ -35,18 +34,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 """A longer request line is skipped and answered with `too_large`."""
 PARENT_POLL_SECONDS = 1.0
 CHUNK = 1024 * 1024
-
-
-class RedactingFormatter(logging.Formatter):
-    """A formatter whose lines (tracebacks included) have their secrets redacted."""
-
-    def __init__(self, redactor: Redactor) -> None:
-        super().__init__("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-        self.redactor = redactor
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The usual line, redacted."""
-        return self.redactor.text(super().format(record))
+LOG_BACKUPS = 3
 
 
 def setup_logging(root: str) -> Project:
@@ -55,21 +43,14 @@ def setup_logging(root: str) -> Project:
     The handler is in place before the settings are read, so a bad setting is logged (once);
     the project read here is the one the engine serves.
     """
-    folder = memory_dir(root) / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = logging.handlers.RotatingFileHandler(
-        folder / "bridge.log", maxBytes=LimitSettings().log_bytes, backupCount=3, encoding="utf-8"
-    )
-    os.chmod(folder / "bridge.log", PRIVATE)
-    formatter = RedactingFormatter(Redactor())
-    handler.setFormatter(formatter)
+    handler = shared_log(memory_dir(root) / "logs" / "bridge.log", Redactor(), LimitSettings().log_bytes, LOG_BACKUPS)
     logger = logging.getLogger("deepmem")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO)
     logger.propagate = False
     project = Project.load(root, defaults_on_error=True)
     handler.maxBytes = project.config.limits.log_bytes
-    formatter.redactor = project.redactor
+    handler.formatter.redactor = project.redactor
     return project
 
 

@@ -13,9 +13,10 @@ from deepmem.bridge.protocol import EventReply, WireEdit
 from deepmem.bridge.session import SessionState
 from deepmem.bridge.stats import toast_text, write_stats
 from deepmem.config import memory_dir
-from deepmem.disk import PRIVATE, atomic_write
 from deepmem.project import Project
+from deepmem.sealed import SealError, read_sealed
 from deepmem.types import SavedTotals
+from deepmem.writer import write_private
 
 STABLE_BLOCK_FILE = "stable-block.md"
 REQUEST_STATE_FILE = "request-state.json"
@@ -72,8 +73,8 @@ class Sessions:
         if not path.is_file():
             return state
         try:
-            saved = msgspec.json.decode(path.read_bytes(), type=RequestState)
-        except (OSError, msgspec.DecodeError):
+            saved = msgspec.json.decode(read_sealed(path), type=RequestState)
+        except (OSError, msgspec.DecodeError, SealError):
             return state
         for message_id, text in saved.whispers:
             state.whispered[message_id] = text
@@ -88,7 +89,7 @@ class Sessions:
         state = self.states[session_id]
         saved = RequestState(list(state.whispered.items()), state.context_window, state.model)
         data = orjson.dumps(msgspec.to_builtins(saved), option=orjson.OPT_SORT_KEYS)
-        atomic_write(self.folder(session_id) / REQUEST_STATE_FILE, data, PRIVATE)
+        write_private(self.folder(session_id) / REQUEST_STATE_FILE, data)
 
     def folder(self, session_id: str) -> Path:
         """`.deep-memory/sessions/<sid>/` (the id is reduced to a safe file name)."""

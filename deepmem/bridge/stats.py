@@ -7,10 +7,11 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from deepmem.disk import PRIVATE, atomic_write
+from deepmem.disk import PRIVATE
 from deepmem.plan import TransformPlan
 from deepmem.redact import Redactor
 from deepmem.types import SavedTotals
+from deepmem.writer import write_shared_json
 
 STATS_FILE = "stats.json"
 """Read by `deepmem stats`."""
@@ -40,5 +41,5 @@ def toast_text(saved: SavedTotals) -> str:
 
 def write_stats(folder: Path, session_id: str, saved: SavedTotals, redactor: Redactor) -> None:
     """Write a session's totals to its folder's `stats.json` (private, redacted)."""
-    data = orjson.dumps(redactor.json({"session": session_id, **msgspec.to_builtins(saved)}), option=orjson.OPT_INDENT_2)
-    atomic_write(folder / STATS_FILE, data + b"\n", PRIVATE)
+    value = {"session": session_id, **msgspec.to_builtins(saved)}
+    write_shared_json(folder / STATS_FILE, value, redactor, orjson.OPT_INDENT_2, PRIVATE)

@@ -20,11 +20,11 @@ import xxhash
 
 from deepmem.checkpoints.store import RAW, session_files
 from deepmem.config import memory_dir
-from deepmem.disk import atomic_write
 from deepmem.extractors.calls import build_timeline
 from deepmem.project import Project
 from deepmem.sealed import SealError, read_sealed
 from deepmem.toolcalls.shell import first_program
+from deepmem.writer import write_shared, write_shared_json
 
 SEQUENCE = 3
 MIN_SESSIONS = 3
@@ -132,12 +132,12 @@ def distill(root: Project) -> dict[str, Any]:
             kept.append(name)
             continue
         # Raw transcripts hold the exact commands: redacted before rendering clips them.
-        data = redactor.text(render_skill(shapes, count, [redactor.text(command) for command in example])).encode("utf-8")
-        atomic_write(path, data)
+        text = write_shared(path, render_skill(shapes, count, [redactor.text(command) for command in example]), redactor)
+        data = text.encode("utf-8")
         digests[name] = xxhash.xxh3_64_hexdigest(data)
         written.append(name)
     if written:
-        atomic_write(memory_dir(root) / WRITTEN, orjson.dumps(digests, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+        write_shared_json(memory_dir(root) / WRITTEN, digests, redactor, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     return {"skills": written, "kept": kept}
 
 

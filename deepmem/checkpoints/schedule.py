@@ -12,8 +12,9 @@ import orjson
 from deepmem.checkpoints.distill import describe_distill, distill
 from deepmem.checkpoints.dream import describe_dream, dream
 from deepmem.config import memory_dir
-from deepmem.disk import atomic_write, locked
+from deepmem.disk import locked
 from deepmem.types import DeepmemError
+from deepmem.writer import write_shared_json
 
 SCHEDULE = ".schedule.json"
 EVERY = {"dream": 5, "distill": 10}
@@ -62,7 +63,7 @@ def update_schedule(root: str | os.PathLike[str], change: Callable[[dict[str, An
     with locked(memory_dir(root)):
         schedule = load_schedule(root)
         change(schedule)
-        atomic_write(memory_dir(root) / SCHEDULE, orjson.dumps(schedule, option=orjson.OPT_INDENT_2) + b"\n")
+        write_shared_json(memory_dir(root) / SCHEDULE, schedule, option=orjson.OPT_INDENT_2)
     return schedule
 
 

@@ -7,16 +7,16 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-import orjson
 import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
 from deepmem.config import memory_dir
-from deepmem.disk import append_capped, atomic_write, prune_folders
+from deepmem.disk import prune_folders
 from deepmem.project import Project
-from deepmem.sealed import RAW_TRANSCRIPT, write_sealed
+from deepmem.sealed import RAW_TRANSCRIPT
 from deepmem.sessionio import encode_json
 from deepmem.types import InputError, Message
+from deepmem.writer import append_shared_json, write_private, write_shared
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 100
@@ -48,10 +48,9 @@ def write_checkpoint(root: Project, session_id: str, messages: list[Message],
                      markdown: str) -> list[Path]:
     """Write the session checkpoint and the latest one (secrets redacted), then the raw messages (exact, sealed)."""
     folder = session_dir(root, session_id)
-    data = root.redactor.text(markdown).encode("utf-8")
     for path in (folder / LATEST, memory_dir(root) / LATEST):
-        atomic_write(path, data)
-    write_sealed(folder / RAW, encode_json(messages))
+        write_shared(path, markdown, root.redactor)
+    write_private(folder / RAW, encode_json(messages))
     prune_folders(folder.parent, root.config.limits.sessions_kept, folder)
     return [folder / RAW, folder / LATEST, memory_dir(root) / LATEST]
 
@@ -60,8 +59,8 @@ def write_checkpoint(root: Project, session_id: str, messages: list[Message],
 def append_log(root: Project, entry: dict[str, object]) -> Path:
     """Append one JSON line (with the current UTC time) to `.compaction-log.jsonl`, oldest lines capped."""
     path = memory_dir(root) / LOG
-    entry = root.redactor.json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry})
-    append_capped(path, orjson.dumps(entry) + b"\n", root.config.limits.log_bytes)
+    entry = {"time": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
+    append_shared_json(path, entry, root.redactor, root.config.limits.log_bytes)
     return path
 
 

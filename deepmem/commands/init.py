@@ -18,8 +18,8 @@ from deepmem import __version__
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import add_root
 from deepmem.config import memory_dir
-from deepmem.disk import atomic_write, ensure_gitignore
 from deepmem.types import InputError
+from deepmem.writer import ensure_gitignore, write_given
 
 PLUGIN_FILE = "deepmem.js"
 SIDECAR_FILE = "deepmem.json"
@@ -73,7 +73,7 @@ def write_if_changed(path: Path, data: bytes) -> bool:
             return False
     except OSError:
         pass
-    atomic_write(path, data)
+    write_given(path, data)
     return True
 
 

@@ -11,7 +11,7 @@ import msgspec
 import xxhash
 
 from deepmem.config import memory_dir
-from deepmem.disk import PUBLIC, atomic_write
+from deepmem.disk import PUBLIC
 from deepmem.memory.entries import (
     TITLE,
     TYPES,
@@ -23,7 +23,9 @@ from deepmem.memory.entries import (
     render_markdown,
     render_with_ends,
 )
+from deepmem.redact import Redactor
 from deepmem.types import InputError
+from deepmem.writer import BUILT_IN, insert_shared, write_shared
 
 GLOBAL_ROOT_ENV = "DEEP_MEMORY_GLOBAL_ROOT"
 SCOPES = ("project", "global")
@@ -137,47 +139,53 @@ def _slots(state: MemoryFile) -> dict[str, tuple[int, int]]:
     return state.slots
 
 
-def _replace(path: Path, data: bytes) -> tuple[int, int, int]:
-    """Atomically replace a file's bytes, keeping its permissions; returns its new stat key."""
+def _mode(path: Path) -> int:
+    """A file's permissions, to keep them across a rewrite (public for a new file)."""
     try:
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = PUBLIC
-        atomic_write(path, data, mode)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    return _stat_key(path)
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return PUBLIC
 
 
-def write_memory_file(state: MemoryFile, entries: list[Entry]) -> MemoryFile:
-    """Atomically replace the file with the entries grouped by type; unreadable lines are kept."""
+def write_memory_file(state: MemoryFile, entries: list[Entry], redactor: Redactor = BUILT_IN) -> MemoryFile:
+    """Atomically replace the file with the entries grouped by type, redacted whole; unreadable lines are kept."""
     entries = sorted(entries, key=lambda entry: TYPES.index(entry.type))
-    data = render_markdown(entries, state.problems, _title(state.path)).encode("utf-8")
-    stat = _replace(state.path, data)
-    fresh = MemoryFile(state.path, state.scope, xxhash.xxh3_128_hexdigest(data), entries, state.problems, stat, data)
+    text = render_markdown(entries, state.problems, _title(state.path))
+    try:
+        written = write_shared(state.path, text, redactor, _mode(state.path))
+    except OSError as exc:
+        raise InputError(f"{state.path}: cannot write: {exc.strerror or exc}") from None
+    if written != text:
+        _cache.pop(state.path, None)
+        return read_memory_file(state.path, state.scope, verify=True)
+    data = written.encode("utf-8")
+    fresh = MemoryFile(state.path, state.scope, xxhash.xxh3_128_hexdigest(data), entries, state.problems,
+                       _stat_key(state.path), data)
     _cache[state.path] = fresh
     return fresh
 
 
-def append_entry(state: MemoryFile, entry: Entry) -> MemoryFile:
+def append_entry(state: MemoryFile, entry: Entry, redactor: Redactor = BUILT_IN) -> MemoryFile:
     """Add a new entry at the end of its section: in place (same bytes as a full render), else by a rewrite.
 
     The in-place path copies no tables: the cached state is updated after the write succeeded.
     """
     slot = _slots(state).get(entry.type)
-    if slot is None:
-        return write_memory_file(state, [*state.entries, entry])
+    line = "\n" + render_entry(entry)
+    if slot is None or redactor.text(line) != line:
+        return write_memory_file(state, [*state.entries, entry], redactor)
     end, index = slot
-    line = ("\n" + render_entry(entry)).encode("utf-8")
-    view = memoryview(state.data)
-    data = b"".join((view[:end], line, view[end:]))
-    state.stat = _replace(state.path, data)
+    try:
+        data = insert_shared(state.path, state.data, end, line, redactor, _mode(state.path))
+    except OSError as exc:
+        raise InputError(f"{state.path}: cannot write: {exc.strerror or exc}") from None
+    grown = len(data) - len(state.data)
+    state.stat = _stat_key(state.path)
     state.data, state.digest = data, xxhash.xxh3_128_hexdigest(data)
     state.entries.insert(index, entry)
     state.by_id[entry.id] = entry
     state.by_text[normalise(entry.text)] = entry.id
     for kind in TYPES[TYPES.index(entry.type):]:
         if kind in state.slots:
-            state.slots[kind] = (state.slots[kind][0] + len(line), state.slots[kind][1] + 1)
+            state.slots[kind] = (state.slots[kind][0] + grown, state.slots[kind][1] + 1)
     return state

@@ -7,6 +7,7 @@ that changed. The index itself is rebuilt when any file's content hash changes.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 from collections import Counter
@@ -18,7 +19,6 @@ import msgspec
 import numpy as np
 import xxhash
 
-from deepmem.disk import atomic_write
 from deepmem.memory.age import date_words, time_key
 from deepmem.memory.embed import encode, model_fingerprint
 from deepmem.memory.entries import Entry
@@ -29,6 +29,8 @@ from deepmem.memory.lexical import Lexical
 from deepmem.memory.sessions import Sessions
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest, tokenize
 from deepmem.memory.vectors import VectorTable
+from deepmem.sealed import SealError, read_sealed
+from deepmem.writer import write_given, write_private
 
 log = logging.getLogger("deepmem.memory")
 INDEX_VERSION = "1"
@@ -60,20 +62,21 @@ class VectorRows(msgspec.Struct):
 
 
 def _save_cache(path: Path, data: bytes) -> None:
-    """Write a cache file (the folder keeps itself out of git); a read-only folder means no cache."""
+    """Write a cache file, sealed (the folder keeps itself out of git); a read-only folder or no key means no cache."""
     try:
         ignore = path.parent / ".gitignore"
         if not ignore.exists():
-            atomic_write(ignore, b"*\n")
-        atomic_write(path, data)
-    except OSError:
+            write_given(ignore, b"*\n")
+        write_private(path, data)
+    except (OSError, SealError):
         pass
 
 
 def _read_bytes(path: Path) -> bytes | None:
+    """A cache file's bytes (unsealed), or None when missing or unreadable (it is rebuilt)."""
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_sealed(path)
+    except (OSError, SealError):
         return None
 
 
@@ -110,10 +113,11 @@ _vectors: dict[tuple[str, Path], tuple[dict[str, int], Any]] = {}
 def _load_vectors(base: Path, model: str) -> tuple[dict[str, int], Any]:
     """Rows and matrix from `index/vectors-<model>.*`, or nothing when absent or stale."""
     rows_raw = _read_bytes(base.with_suffix(".rows"))
-    if rows_raw:
+    matrix_raw = _read_bytes(base.with_suffix(".npy"))
+    if rows_raw and matrix_raw:
         try:
             rows = msgspec.json.decode(rows_raw, type=VectorRows)
-            matrix = np.load(base.with_suffix(".npy"), allow_pickle=False)
+            matrix = np.load(io.BytesIO(matrix_raw), allow_pickle=False)
         except (msgspec.DecodeError, OSError, ValueError):
             return {}, None
         fits = matrix.ndim == 2 and matrix.shape[0] == len(rows.digests)
@@ -143,9 +147,7 @@ def entry_vectors(state: MemoryFile, model: str) -> Any:
 
 
 def _save_npy(path: Path, matrix: Any) -> None:
-    """Write a matrix as .npy through the atomic writer."""
-    import io
-
+    """Write a matrix as .npy through the writer."""
     buffer = io.BytesIO()
     np.save(buffer, matrix, allow_pickle=False)
     _save_cache(path, buffer.getvalue())

