@@ -4,7 +4,9 @@ and the work the assistant said it would do next.
 Which requests are still open cannot be read from words alone, so the newest ones are kept
 (`OPEN_REQUESTS`, each clipped), the user's refusals and corrections among them: the work
 after a compaction most often goes on with what was asked last, and a request answered
-already costs a few lines."""
+already costs a few lines. The newest typed request is kept whole (up to `NEWEST_CHARS`): the
+work goes on from all of it, a pasted plan, review or bug report included, and the checkpoint
+quotes it within its own token budget."""
 
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ OPEN_REQUESTS = 4
 """The newest requests kept as open ones."""
 OPEN_CHARS = 600
 """Each open request is clipped to this many characters."""
+NEWEST_CHARS = 60_000
+"""The newest request is held up to this many characters (5,000 words of long ones), so the lines that name
+files, code and steps near its end can still be quoted."""
 MAX_INTENTS = 4
 MAX_PASSED = 3
 
@@ -55,7 +60,12 @@ class Progress(msgspec.Struct, frozen=True):
     """True when the last user request has no assistant reply yet."""
     steps: int
     requests: tuple[Request, ...] = ()
-    """The newest requests and refusals (clipped), oldest first: what the user may still be waiting for."""
+    """The newest requests and refusals (clipped), oldest first, but the first and the newest typed request:
+    what the user may still be waiting for."""
+    newest: Request | None = None
+    """The newest typed request, whole: the one the work most likely goes on with."""
+    first_is_newest: bool = False
+    """True when the first request is also the newest (the only one typed): it is quoted once, whole."""
     carried: str = ""
     """The start of a summary handed over at an earlier compaction, when the session began from one."""
 
@@ -68,7 +78,8 @@ def find_progress(timeline: Timeline) -> Progress:
     task = clip(typed[0].text, TASK_CHARS) if typed else ""
     last_request = clip(typed[-1].text, REQUEST_CHARS) if len(typed) > 1 else ""
     unanswered = bool(typed) and typed[-1].step == timeline.steps
-    newest = [request for request in asked[-OPEN_REQUESTS:] if not typed or request is not typed[0]]
+    first, newest = (typed[0], typed[-1]) if typed else (None, None)
+    others = [request for request in asked[-OPEN_REQUESTS:] if request is not first and request is not newest]
     intents = [s for s in sentences(assistant[-1].text) if INTENT.search(s)] if assistant else []
     return Progress(
         task=task,
@@ -78,7 +89,9 @@ def find_progress(timeline: Timeline) -> Progress:
         intents=tuple(intents[-MAX_INTENTS:]),
         unanswered=unanswered,
         steps=timeline.steps,
-        requests=tuple(Request(clip(r.text, OPEN_CHARS), r.step, r.refused) for r in newest),
+        requests=tuple(Request(clip(r.text, OPEN_CHARS), r.step, r.refused) for r in others),
+        newest=Request(clip(newest.text, NEWEST_CHARS), newest.step) if newest else None,
+        first_is_newest=len(typed) == 1,
         carried=clip(handoff(timeline), TASK_CHARS),
     )
 

@@ -2,10 +2,13 @@
 
 A request is user-typed text with the agent's own wrappers taken out (`<command-name>`,
 `<local-command-stdout>`, `<system-reminder>` blocks; the arguments of a slash command stay).
+Claude Code's own note that the user stopped a turn ("[Request interrupted by user]") is no request either.
 A handoff written at an earlier compaction (Claude Code's "This session is being continued…",
 deepmem's own handoff line) is no request: it is what the session was carried on from. A
 refusal with words ("no, keep the old name") is a correction and counts as a request; a
 refusal without words says only what not to do, and is kept with the call it refused.
+A run of encoded data pasted into a request (base64, a long hex dump) says nothing in words: it is
+left out, with its length.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ WRAPPERS = re.compile(
     re.S,
 )
 TAGS = re.compile(r"</?command-args>")
+INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
+BLOB = re.compile(r"(?:[A-Za-z0-9+/=]{60,}\s+)+[A-Za-z0-9+/=]{60,}|[A-Za-z0-9+/=]{100,}")
+"""Encoded data: a run of 100 characters with no space, dot, dash or underscore (no word, path or name is so
+long), or lines of 60 such characters or more in a row (base64 wrapped at 64 or 76)."""
 HANDOFFS = (
     "This session is being continued from a previous conversation",
     "Handoff: resuming a compacted session",
@@ -39,8 +46,13 @@ class Request(msgspec.Struct, frozen=True):
 
 
 def request_text(text: str) -> str:
-    """A user text without the agent's wrappers ('' when nothing of the user's own is left)."""
-    return TAGS.sub("", WRAPPERS.sub("", text)).strip()
+    """A user text without the agent's wrappers and encoded data ('' when nothing of the user's own is left)."""
+    return BLOB.sub(left_out, INTERRUPTED.sub("", TAGS.sub("", WRAPPERS.sub("", text)))).strip()
+
+
+def left_out(blob: re.Match[str]) -> str:
+    """What stands for a run of encoded data: its length."""
+    return f"[{len(blob[0]):,} characters of encoded data left out]"
 
 
 def is_handoff(text: str) -> bool:

@@ -3,10 +3,12 @@ commands that worked and code names; and the bad input a compaction meets."""
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 
-from deepmem.checkpoints.api import compact, resume_block
-from deepmem.checkpoints.render import SECTIONS, checkpoint_sections
+from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
+from deepmem.checkpoints.render import NEWEST_TOKENS, SECTIONS, checkpoint_sections
 from deepmem.checkpoints.store import LATEST
 from deepmem.config import memory_dir
 from deepmem.extractors import EXTRACTORS, Findings, extract
@@ -170,3 +172,75 @@ def test_checkpoint_md_edited_by_hand_before_resume(tmp_path: Path) -> None:
     path.write_text(edited.replace("<!-- deepmem:checkpoint:end -->", ""), encoding="utf-8")
     fallback = resume_block(tmp_path)
     assert fallback is not None and "use a hand-written lexer" not in fallback and "parser" in fallback
+
+
+def quoted_newest(markdown: str) -> str:
+    """The quote lines of the newest request in a checkpoint's task overview."""
+    lines = markdown.split("- newest request", 1)[1].split("- other latest requests", 1)[0].split("\n## ", 1)[0]
+    return "\n".join(line for line in lines.splitlines() if line.startswith("> "))
+
+
+REVIEW = ("in parse.go: the lexer drops the position of the token that failed, so the error says line 0. "
+          "Keep the position in the token and report it, like the other parsers in this folder do, and keep "
+          "the old error text for the callers that match on it.\n"
+          "1. add `pos int` to `token`\n2. set it in `next()`\n3. use it in `errorAt` and test it in lex_test.go\n"
+          "This makes the errors point at the real line rather than the first one.")
+
+
+def test_the_newest_request_is_kept_whole_and_the_earlier_ones_clipped(tmp_path: Path) -> None:
+    earlier = "Also report parser errors with line numbers. " + "Mind the callers. " * 40
+    messages = [*WORK[:5], user(earlier), assistant(say("Done.")), user(REVIEW)]
+    markdown = checkpoint_of(messages, tmp_path)
+    assert quoted_newest(markdown) == "\n".join(f"> {line}" for line in REVIEW.splitlines())
+    assert "- newest request (step 5):" in markdown and "- step 4:\n> Also report parser errors" in markdown
+    assert earlier.strip() not in markdown, "an earlier request is clipped as before"
+    assert "> Make the config parser accept comments" in markdown, "the first request leads the overview"
+    block = resume_block(tmp_path)
+    assert block is not None and all(line in block for line in REVIEW.splitlines())
+
+
+def test_a_request_of_5000_words_keeps_the_lines_that_name_files_and_steps_within_budget(tmp_path: Path) -> None:
+    prose = ["We should think again about how the whole configuration story works for people who start out."] * 480
+    request = "\n".join([*prose[:240], "3. then move the defaults into config/defaults.toml", *prose[240:],
+                         "and run `make check` when done"])
+    assert len(request.split()) > 5_000
+    markdown = checkpoint_of([*WORK, user(request)], tmp_path)
+    newest = quoted_newest(markdown)
+    assert "> 3. then move the defaults into config/defaults.toml\n" in newest
+    assert newest.endswith("\n> and run `make check` when done"), "kept in the request's own order"
+    assert 0 < estimate_tokens(newest) <= NEWEST_TOKENS
+    assert "of 482 lines, those naming files, code, commands and steps first:" in markdown
+    assert estimate_tokens(markdown) <= 1_500
+    block = resume_block(tmp_path)
+    assert block is not None and estimate_tokens(block) <= RESUME_BUDGET_TOKENS and "config/defaults.toml" in block
+
+
+def test_a_request_that_is_only_a_pasted_log(tmp_path: Path) -> None:
+    log = "\n".join([f"INFO worker {n} served the request in {n % 7} ms" for n in range(400)]
+                    + ["ERROR cannot open src/server/routes.py: permission denied"]
+                    + [f"INFO worker {n} idle" for n in range(200)])
+    markdown = checkpoint_of([user(log)], tmp_path)
+    newest = quoted_newest(markdown)
+    assert "> ERROR cannot open src/server/routes.py: permission denied" in newest.splitlines(), "the line naming a file"
+    assert newest.startswith("> INFO worker 0 served") and "worker 399 served" not in newest, "then the first lines"
+    assert estimate_tokens(newest) <= NEWEST_TOKENS and "of 601 lines" in markdown
+    overview = checkpoint_sections(markdown)["Task overview"]
+    assert overview[0].startswith("newest request (step 0)"), "the only request is quoted once, as the newest"
+
+
+def test_a_pasted_base64_blob_is_left_out_and_never_quoted(tmp_path: Path) -> None:
+    blob = base64.b64encode(bytes(range(256)) * 3_000).decode()
+    wrapped = base64.encodebytes(bytes(range(256)) * 3_000).decode()
+    assert len(blob) > 1_000_000 - 25_000
+    for pasted in (blob, wrapped):
+        markdown = checkpoint_of([*WORK, user(f"Decode this and tell me what it is:\n{pasted}\nthanks")], tmp_path)
+        assert "characters of encoded data left out]" in markdown
+        assert not re.search(r"[A-Za-z0-9+/=]{60}", markdown), "no run of the blob reaches the checkpoint"
+        assert estimate_tokens(markdown) <= 1_500
+
+
+def test_a_turn_the_user_interrupted_is_no_request(tmp_path: Path) -> None:
+    messages = [*WORK, user("[Request interrupted by user for tool use]")]
+    markdown = checkpoint_of(messages, tmp_path)
+    assert "interrupted" not in markdown
+    assert "- newest request (step 6):\n> and keep the `errorPosition` helper in lex.go" in markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.runners.compactions import Need, compaction_pairs, measure, requests
+from bench.runners.compactions import CATEGORIES, TEXTS, Need, compaction_pairs, measure, pooled, requests
 
 ROOT = "/repo"
 
@@ -74,3 +74,14 @@ def test_every_segment_with_its_predecessor_in_the_corpus_is_one_compaction(tmp_
     assert set(row["texts"]) == {"checkpoint", "resume", "llm_summary", "trivial"}
     assert row["texts"]["trivial"]["task"]["hits"] == row["texts"]["trivial"]["task"]["total"] > 0
     assert row["texts"]["checkpoint"]["files_full_path"]["total"] == 1
+    assert 0 < row["newest_request_tokens"] < 20, "the newest request: 'Also report parser errors with line numbers'"
+
+
+def test_the_task_score_is_split_between_short_and_long_requests() -> None:
+    def row(hits: int, total: int) -> dict:
+        score = {category: {"hits": 0, "total": 0, "missed": []} for category in CATEGORIES}
+        return {"texts": {name: {**score, "task": {"hits": hits, "total": total, "missed": []}, "tokens": 10}
+                          for name in TEXTS}}
+    table = pooled([row(9, 10), row(20, 41), row(30, 60)])["checkpoint"]
+    assert table["task"] == 59 / 111
+    assert table["task_short_requests"] == 9 / 10 and table["task_long_requests"] == 50 / 101

@@ -31,7 +31,9 @@ The categories:
 
 A request is a user-typed text that is not the compaction summary and not one of the
 wrappers Claude Code writes around its own commands (`<command-name>`, `<local-command-stdout>`).
-Pooled figures sum hits and totals over every compaction. Tokens are o200k. Writes one row
+Pooled figures sum hits and totals over every compaction; the task score is also given apart for
+short and long requests (a long one leaves more than 40 content words for the continuation to
+use: a pasted plan, a review, a bug report). Tokens are o200k. Writes one row
 per compaction, with the misses, to `bench/results/compactions-<corpus>.json`.
 """
 
@@ -88,6 +90,9 @@ NOT_FILES = re.compile(r"^(?:[\w-]+\.)+(?:com|org|io|dev|net|md5|sha)$|^[A-Z]?[a
 """Words with a dot that are no file: host names, `pkg.Func`, `e.g`."""
 CATEGORIES = ("files_full_path", "files_first_steps_by_name", "commands", "task", "identifiers", "files_named_used")
 TEXTS = ("checkpoint", "resume", "llm_summary", "trivial")
+LONG_REQUEST_WORDS = 40
+"""A compaction whose task holds more than this many content words follows a long request."""
+TASK_SPLIT = {"task_short_requests": False, "task_long_requests": True}
 
 
 def compaction_pairs(folder: Path) -> list[tuple[Path, Path]]:
@@ -261,41 +266,62 @@ def changed_files(timeline: Timeline) -> set[str]:
 
 
 def measure(folder: Path) -> list[dict[str, Any]]:
-    """One row per compaction: for each text, its scores and its o200k tokens."""
+    """One row per compaction: the o200k tokens of E's newest request, and for each text its scores and its
+    o200k tokens."""
     counter = TokenCounter()
     rows = []
     for earlier, later_path in compaction_pairs(folder):
         earlier_messages, later = load_messages(earlier), load_messages(later_path)
         need = Need(earlier_messages, later)
         texts = texts_at(earlier, later, earlier_messages)
+        asked = requests(earlier_messages)
         rows.append({
             "earlier": earlier.name,
             "later": later_path.name,
+            "newest_request_tokens": counter.count(asked[-1]) if asked else 0,
             "texts": {name: {"tokens": counter.count(text), **need.score(text)} for name, text in texts.items()},
         })
     return rows
 
 
 def pooled(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per text: each category's hits over totals, summed over the rows; median tokens."""
+    """Per text: each category's hits over totals, summed over the rows, the task score apart for short and
+    long requests; median tokens."""
     table: dict[str, dict[str, float]] = {}
     for name in TEXTS:
         scores = [row["texts"][name] for row in rows]
-        table[name] = {
-            category: sum(s[category]["hits"] for s in scores) / max(sum(s[category]["total"] for s in scores), 1)
-            for category in CATEGORIES
-        }
+        table[name] = {category: share(scores, category) for category in CATEGORIES}
+        for split, long in TASK_SPLIT.items():
+            table[name][split] = share([s for s in scores if is_long(s) == long], "task")
         table[name]["tokens_median"] = statistics.median(s["tokens"] for s in scores) if scores else 0
     return table
 
 
-def print_table(table: dict[str, dict[str, float]], count: int, corpus: str) -> None:
-    """The pooled figures, one line per category."""
-    print(f"{corpus}: {count} compactions, pooled")
+def share(scores: list[dict[str, Any]], category: str) -> float:
+    """Hits over totals of one category, summed over the scores (0 when there is nothing to find)."""
+    return sum(s[category]["hits"] for s in scores) / max(sum(s[category]["total"] for s in scores), 1)
+
+
+def is_long(score: dict[str, Any]) -> bool:
+    """True when the compaction followed a long request: more than LONG_REQUEST_WORDS task words to find."""
+    return score["task"]["total"] > LONG_REQUEST_WORDS
+
+
+def print_table(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], corpus: str) -> None:
+    """The pooled figures, one line per category, then the task score for short and long requests."""
+    print(f"{corpus}: {len(rows)} compactions, pooled")
     print(f"{'':28}" + "".join(f"{name:>14}" for name in TEXTS))
+    longs = sum(is_long(row["texts"]["checkpoint"]) for row in rows)
+    counts = {"task_short_requests": len(rows) - longs, "task_long_requests": longs}
     for category in CATEGORIES:
         print(f"{category:28}" + "".join(f"{table[name][category]:14.2f}" for name in TEXTS))
+    for split, count in counts.items():
+        print(f"{f'{split} ({count})':28}" + "".join(f"{table[name][split]:14.2f}" for name in TEXTS))
     print(f"{'tokens (median)':28}" + "".join(f"{table[name]['tokens_median']:14,.0f}" for name in TEXTS))
+    sizes = sorted(row["newest_request_tokens"] for row in rows)
+    if sizes:
+        print(f"newest request, tokens: median {statistics.median(sizes):,.0f}, "
+              f"90th percentile {sizes[len(sizes) * 9 // 10]:,}, largest {sizes[-1]:,}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -307,7 +333,7 @@ def main(argv: list[str] | None = None) -> None:
     name = corpus_name(args.corpus)
     rows = measure(args.corpus)
     table = pooled(rows)
-    print_table(table, len(rows), name)
+    print_table(table, rows, name)
     out = args.out or RESULTS / f"compactions-{name}.json"
     out.write_bytes(orjson.dumps({"corpus": name, "compactions": len(rows), "pooled": table, "rows": rows},
                                  option=orjson.OPT_INDENT_2))

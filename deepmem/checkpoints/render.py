@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 
 from deepmem.extractors import Findings
+from deepmem.extractors.context import CODE_NAME, PATH
 from deepmem.extractors.errors import ErrorFinding
 from deepmem.extractors.progress import Progress
+from deepmem.extractors.requests import Request
+from deepmem.tokens import estimate_tokens
 
 SECTIONS = (
     "Task overview",
@@ -33,6 +36,10 @@ FEW_ITEMS = 5
 """Decisions, the assistant's constraints and fixed errors keep their newest 5: the work after a checkpoint
 needs what is open more than what was settled."""
 MAX_TEXT = 300
+NEWEST_TOKENS = 450
+"""The newest request is quoted whole up to this many tokens (see docs/benchmarks.md for the figure that chose it)."""
+NAMES_WORK = re.compile(rf"`|{PATH.pattern}|{CODE_NAME.pattern}|^\W*(?:\d+[.)]|(?i:step) \d+)|^\s*\$ |\s--?[a-z][\w-]*(?!\S)")
+"""A line that names a file, code, a command (a prompt `$`, a flag) or a numbered step."""
 
 
 def newest_lines(lines: list[str], limit: int = MAX_ITEMS) -> list[str]:
@@ -88,12 +95,16 @@ def quoted(text: str) -> list[str]:
 
 
 def task_lines(progress: Progress) -> list[str]:
-    """The first request (or the summary the session was carried on from), then the newest requests and refusals."""
-    lines = quoted(progress.task) if progress.task else []
+    """The first request (or the summary the session was carried on from), the newest request whole, then the
+    other latest requests and refusals: what matters most first, since a resume block cut short keeps a
+    section's first lines."""
+    lines = quoted(progress.task) if progress.task and not progress.first_is_newest else []
     if progress.carried and not progress.task:
         lines = ["- carried on from an earlier summary:", *quoted(progress.carried)]
+    if progress.newest:
+        lines += newest_request_lines(progress.newest)
     if progress.requests:
-        lines.append("- latest requests, oldest first:")
+        lines.append("- other latest requests, oldest first:")
     for request in progress.requests:
         if request.refused:
             lines.append(f"- refused `{request.refused}` (step {request.step})" + (", saying:" if request.text else ""))
@@ -101,6 +112,42 @@ def task_lines(progress: Progress) -> list[str]:
             lines.append(f"- step {request.step}:")
         lines += quoted(request.text)
     return lines
+
+
+def newest_request_lines(request: Request, budget: int = NEWEST_TOKENS) -> list[str]:
+    """The newest request as quote lines within `budget` tokens, after a line naming it (and what was left out).
+
+    When the budget binds, the lines that name files, code, commands and numbered steps are kept first,
+    then the others in order; the first line that does not fit is cut to the room left."""
+    lines = [line for line in request.text.splitlines() if line.strip()]
+    ranked = sorted(range(len(lines)), key=lambda i: NAMES_WORK.search(lines[i]) is None)
+    kept: dict[int, str] = {}
+    room = budget
+    for i in ranked:
+        quote = f"> {lines[i]}"
+        cost = estimate_tokens(quote + "\n")
+        if cost > room:
+            kept[i] = cut_to(quote, room)
+            break
+        kept[i], room = quote, room - cost
+    else:
+        return [f"- newest request (step {request.step}):", *(f"> {line}" for line in lines)]
+    shown = [kept[i] for i in sorted(kept) if kept[i]]
+    return [f"- newest request (step {request.step}), {len(shown)} of {len(lines)} lines, those naming files, code, "
+            "commands and steps first:", *shown]
+
+
+def cut_to(line: str, budget: int) -> str:
+    """The line's words from the start while they fit `budget` tokens, marked as cut ('' when none fit)."""
+    words = line.split(" ")
+    low, high = 0, len(words)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(" ".join(words[:middle]) + " …") <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low]) + " …" if low > 1 else ""
 
 
 def file_lines(findings: Findings) -> list[str]:
