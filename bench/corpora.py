@@ -16,6 +16,9 @@ FIXTURES = REPOSITORY / "fixtures" / "sessions"
 """Sessions recorded from the real OpenCode (and one shared session), kept in the repository."""
 DEFAULT = "swe-gemini3"
 """The corpus a benchmark that reads one replays when none is named."""
+BILLED_AT = {"codex-graph": "openai"}
+"""The price model a corpus is billed at when none is named: Codex sessions at OpenAI's prices,
+every other corpus at Anthropic's (`billed_at`)."""
 
 
 def corpora() -> dict[str, Path]:
@@ -37,6 +40,11 @@ def corpus_folder(text: str) -> Path:
 def corpus_name(folder: Path) -> str:
     """The name the registry knows a folder by, else the folder's own name."""
     return next((name for name, known in corpora().items() if known.resolve() == folder.resolve()), folder.name)
+
+
+def billed_at(name: str) -> str:
+    """The price model a corpus is billed at when none is named (`BILLED_AT`, else Anthropic's)."""
+    return BILLED_AT.get(name, "anthropic")
 
 
 def session_paths(folder: Path, limit: int | None = None) -> list[Path]:

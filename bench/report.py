@@ -43,7 +43,7 @@ def format_totals(result: dict) -> str:
     totals = result["totals"]
     header = (
         f"{'contender':<26}{'raw×':>7}{'final×':>8}{'cost×':>8}{'+reread':>9}{'msgs×':>8}{'prefix':>9}"
-        f"{'support':>9}{'steps ok':>10}{'costlier':>10}"
+        f"{'support':>9}{'steps ok':>10}{'median':>8}{'costlier':>11}{'worst':>7}"
     )
     frame = result.get("frame", {})
     lines = [
@@ -52,21 +52,21 @@ def format_totals(result: dict) -> str:
         f"frame: {frame.get('kind', 'none')}" + (f" + {frame['extra']:,} tokens" if frame.get("extra") else "")
     ]
     for model, rows in totals["ratios"].items():
-        count = len(result["sessions"])
         best = rows.get(f"hindsight@{model}", {}).get("cost_warm")
         lines += [
             "",
             f"{model} prices, whole requests (warm cache; +reread: quoted lines out of view read again; "
-            "msgs×: the cost of the messages alone)",
+            "msgs×: the cost of the messages alone; median, costlier, worst: the sessions one by one, cost×)",
             header,
             "-" * len(header),
         ]
         for name, r in rows.items():
+            spread = result["spread"][model][name]
             lines.append(
                 f"{name:<26}{r['raw']:>7.3f}{r['final']:>8.3f}{r['cost_warm']:>8.3f}{r['cost_recovered']:>9.3f}"
                 f"{r['cost_messages']:>8.3f}"
                 f"{r['prefix_stability']:>9.1%}{r['support']:>9.1%}{r['steps_supported']:>10.1%}"
-                f"{result['costlier'][model][name]:>6} of {count}"
+                f"{spread['median']:>8.3f}{spread['costlier']:>5} of {spread['sessions']:<3}{spread['worst']:>7.3f}"
             )
         if best and f"deepmem@{model}" in rows:
             lines.append(f"deepmem@{model} against the hindsight optimum: {rows[f'deepmem@{model}']['cost_warm'] / best:.3f}×")
@@ -127,6 +127,30 @@ def draw_chart(result: dict, path: Path, model: str) -> None:
     plt.close(figure)
 
 
+def draw_sessions(result: dict, path: Path, model: str) -> None:
+    """Each contender's whole-request cost per session against no compression, sessions sorted
+    from cheapest to dearest, with its median and the line where a session costs more than none."""
+    plt = pyplot()
+    figure, axis = plt.subplots(figsize=(11, 5.5))
+    spreads = result["spread"][model]
+    for name, spread in spreads.items():
+        ratios = sorted(row["ratios"][model][name]["cost_warm"] for row in result["sessions"])
+        share = [(index + 0.5) / len(ratios) for index in range(len(ratios))]
+        line, = axis.step(share, ratios, where="mid", linewidth=2 if name.startswith("deepmem") else 1,
+                          label=f"{name}: {spread['median']:.2f}× median, {spread['costlier']} of {spread['sessions']} "
+                          f"costlier, worst {spread['worst']:.2f}×")
+        axis.scatter([0.5], [spread["median"]], color=line.get_color(), zorder=3)
+    axis.axhline(1.0, color="black", linewidth=0.8)
+    axis.set_xlabel("share of sessions (sorted by cost ×)")
+    axis.set_ylabel(f"whole-request cost, {model} prices (× no compression)")
+    axis.set_title(f"{result.get('corpus', '')}: every session against no compression")
+    axis.legend(fontsize=8, loc="upper left")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
 COLUMNS = (
     ("raw", "tokens×", "{:.3f}"),
     ("final", "last step×", "{:.3f}"),
@@ -135,6 +159,14 @@ COLUMNS = (
     ("prefix_stability", "prefix", "{:.1%}"),
     ("support", "next-step support", "{:.1%}"),
 )
+SPREAD_TITLES = ("median session×", "costlier than none", "worst session×")
+
+
+def spread_cells(spread: dict | None) -> list[str]:
+    """The median session, the sessions costlier than none and the worst, as table cells ('-' without them)."""
+    if not spread:
+        return ["-"] * len(SPREAD_TITLES)
+    return [f"{spread['median']:.3f}", f"{spread['costlier']} of {spread['sessions']}", f"{spread['worst']:.3f}"]
 
 
 def markdown_table(result: dict) -> str:
@@ -145,14 +177,15 @@ def markdown_table(result: dict) -> str:
         f"{totals['tokens']:,} o200k tokens of messages uncompressed (summed over steps); whole requests "
         f"(frame: {result.get('frame', {}).get('kind', 'none')}) billed at {result.get('price_model', '')} prices",
         "",
-        "| contender | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
-        "|---|" + "---:|" * len(COLUMNS),
+        "| contender | " + " | ".join([*(title for _, title, _ in COLUMNS), *SPREAD_TITLES]) + " |",
+        "|---|" + "---:|" * (len(COLUMNS) + len(SPREAD_TITLES)),
     ]
+    spreads = result["spread"].get(result.get("price_model", ""), {})
     for name, figures in totals["figures"].items():
-        cells = [fmt.format(figures[key]) for key, _, fmt in COLUMNS]
+        cells = [fmt.format(figures[key]) for key, _, fmt in COLUMNS] + spread_cells(spreads.get(name))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for name, reason in result["skipped"].items():
-        lines.append(f"| {name} | skipped: {reason} |" + " |" * (len(COLUMNS) - 1))
+        lines.append(f"| {name} | skipped: {reason} |" + " |" * (len(COLUMNS) + len(SPREAD_TITLES) - 1))
     failed = [f"{name} {count}" for name, count in result["failures"].items() if count]
     lines += ["", "steps where a contender failed and sent the history unchanged: " + (", ".join(failed) or "none")]
     version = result["versions"].get("headroom-ai")

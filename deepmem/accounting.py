@@ -17,7 +17,9 @@ for the messages alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import repeat
+from statistics import median
 
 import msgspec
 
@@ -191,6 +193,33 @@ def ratios(meter: Meter, baseline: Meter, prices: PriceModel = DEFAULT_PRICES) -
         "support": _ratio(meter.quoted_visible, meter.quoted),
         "steps_supported": _ratio(meter.supported_steps, meter.quoting_steps),
     }
+
+
+class Spread(msgspec.Struct, frozen=True):
+    """How the sessions of a set fare one by one against no compression, beside the pooled ratio:
+    the median session, how many cost more than none, and the worst."""
+
+    sessions: int = 0
+    median: float = 1.0
+    costlier: int = 0
+    """Sessions whose ratio is above 1 (dearer with the contender than without)."""
+    worst: float = 1.0
+
+    @property
+    def costlier_share(self) -> float:
+        """Share of the sessions costlier than none (0 when there are none)."""
+        return self.costlier / self.sessions if self.sessions else 0.0
+
+    def describe(self) -> str:
+        """'median 0.93×, 2 of 7 costlier than none, worst 1.14×'."""
+        return f"median {self.median:.3f}×, {self.costlier} of {self.sessions} costlier than none, worst {self.worst:.3f}×"
+
+
+def session_spread(ratios: Sequence[float]) -> Spread:
+    """The spread of per-session cost ratios (each against no compression, billed the same way)."""
+    if not ratios:
+        return Spread()
+    return Spread(len(ratios), median(ratios), sum(ratio > 1.0 for ratio in ratios), max(ratios))
 
 
 def _ratio(part: float, whole: float) -> float:

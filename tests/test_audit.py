@@ -40,6 +40,19 @@ def test_a_long_session_costs_less_and_a_short_one_no_more(capsys, tmp_path) -> 
     assert all(short["cost_with"][name] <= short["cost_without"][name] for name in ("anthropic", "openai", "gemini"))
     assert report["total"]["tokens_without"] == long["tokens_without"] + short["tokens_without"]
     assert report["warnings"] == []
+    ratios = sorted(row["cost_with"]["anthropic"] / row["cost_without"]["anthropic"] for row in (long, short))
+    spread = report["spread"]["anthropic"]
+    assert spread == {
+        "sessions": 2, "median": sum(ratios) / 2, "costlier": sum(ratio > 1 for ratio in ratios), "worst": ratios[-1]
+    }
+
+
+def test_the_report_gives_the_typical_session_beside_the_total(capsys, tmp_path) -> None:
+    """The table names, per price model, the median session, those costlier than none and the worst."""
+    assert main(["audit", "--export", str(SHORT), "--root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.strip().startswith("anthropic"))
+    assert "median" in line and "of 1 costlier than none" in line and "worst" in line
 
 
 def test_the_project_settings_are_used(capsys, tmp_path) -> None:

@@ -2,9 +2,10 @@
 
 The replay of `python -m bench.replay` (`bench/runners/replay.py`), with the contenders of
 the registry (`bench/contenders`) a user would choose between, billed under one price
-model (Anthropic's by default) for the whole request: tokens, last step, warm-cache cost,
-prefix stability and next-step support against no compression. Writes `compare.json`,
-`compare.md`, `compare-savings.png` and `compare-steps.png` to bench/results/.
+model (the corpus's by default: OpenAI's for Codex sessions, else Anthropic's) for the whole request: tokens, last step, warm-cache cost,
+prefix stability and next-step support against no compression, pooled and session by
+session (the median session, those costlier than none, the worst). Writes `compare.json`,
+`compare.md`, `compare-savings.png`, `compare-steps.png` and `compare-sessions.png` to bench/results/.
 
     python -m bench [--corpus NAME|DIR] [--sessions N] [--contenders a,b,…] [--prices anthropic]
                     [--frame opencode|real|none] [--frame-extra N]
@@ -18,9 +19,9 @@ from pathlib import Path
 
 from bench.contenders import help_text
 from bench.contenders.headroom import headroom_version
-from bench.corpora import DEFAULT, corpus_folder, corpus_name, session_paths
+from bench.corpora import DEFAULT, billed_at, corpus_folder, corpus_name, session_paths
 from bench.frames import add_frame_arguments, corpus_additions, frame_of
-from bench.report import RESULTS, draw_savings, draw_steps, markdown_table
+from bench.report import RESULTS, draw_savings, draw_sessions, draw_steps, markdown_table
 from bench.runners.replay import parse_contenders, parse_models, replay_corpus
 from deepmem.sessionio import encode_json
 from deepmem.types import Settings
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=corpus_folder, default=DEFAULT, help="a corpus name (below) or a folder of exports")
     parser.add_argument("--sessions", type=int, help="only the first N sessions (by file name)")
     parser.add_argument("--contenders", type=parse_contenders, default=COMPARED, help="comma-separated names (default: the usual choices)")
-    parser.add_argument("--prices", type=parse_models, default=parse_models("anthropic"), help="the price model to bill (one)")
+    parser.add_argument("--prices", type=parse_models, help="the price model to bill (one; default: the corpus's, bench.corpora.BILLED_AT)")
     add_frame_arguments(parser)
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the outputs")
     args = parser.parse_args(argv)
@@ -79,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no sessions in {args.corpus}")
     name = corpus_name(args.corpus)
     additions = corpus_additions(args.corpus, name, args.rebuild_additions)
-    result = comparison(replay_corpus(paths, args.contenders, args.prices[:1], frame_of(args), additions, Settings()))
+    prices = args.prices or parse_models(billed_at(name))
+    result = comparison(replay_corpus(paths, args.contenders, prices[:1], frame_of(args), additions, Settings()))
     result["corpus"] = name
     for contender, reason in result["skipped"].items():
         print(f"skipped {contender}: {reason}")
@@ -92,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     write_given(args.out / "compare.md", table.encode())
     draw_savings(result, args.out / "compare-savings.png")
     draw_steps(result, args.out / "compare-steps.png")
-    print(f"wrote compare.json, compare.md, compare-savings.png, compare-steps.png in {args.out}")
+    draw_sessions(result, args.out / "compare-sessions.png", result["price_model"])
+    print(f"wrote compare.json, compare.md, compare-savings.png, compare-steps.png, compare-sessions.png in {args.out}")
     return 1 if result["warnings"] else 0
 
 

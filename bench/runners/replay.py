@@ -7,8 +7,9 @@ fixed schedule at other settings); the visible context is counted in o200k token
 compared with the previous step's request, and every meter is priced under each price
 model. Every request is billed whole: the host's system prompt and tool definitions on
 both sides, deepmem's own tool schemas, stable block and whispers on its side
-(`bench/frames.py`); the messages alone are reported beside. Prints tables per corpus and price model, writes `bench/results/replay-<corpus>.json`
-and `.png`.
+(`bench/frames.py`); the messages alone are reported beside. Prints tables per corpus and price model (the pooled ratio, and the sessions one by one:
+median, costlier than none, worst), writes `bench/results/replay-<corpus>.json`, `.png` and
+`-sessions.png` (every session's cost ratio).
 
     python -m bench.replay [--corpus NAME|DIR]... [--sessions N] [--prices anthropic,openai,gemini] [--grid '']
                            [--frame opencode|real|none] [--frame-extra N] [--rebuild-additions] [--no-latency]
@@ -32,10 +33,10 @@ from bench.contenders import (
 )
 from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
 from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of, session_setup
-from bench.report import RESULTS, draw_chart, format_sessions, format_totals, write_json
+from bench.report import RESULTS, draw_chart, draw_sessions, format_sessions, format_totals, write_json
 from bench.runners.latency import format_latency, measure_latency
 from bench.tokens_o200k import TokenCounter
-from deepmem.accounting import Meter, ratios
+from deepmem.accounting import Meter, ratios, session_spread
 from deepmem.prices import FAMILIES, REPORTED, PriceModel
 from deepmem.replay import replay_session
 from deepmem.types import InputError, Settings
@@ -62,6 +63,20 @@ def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[st
             name: ratios(meter, baseline, model)
             for name, meter in meters.items()
             if name != "none" and ("@" not in name or name.endswith(f"@{model.name}"))
+        }
+        for model in models
+    }
+
+
+def corpus_spread(sessions: list[dict], models: list[PriceModel]) -> dict[str, dict[str, dict]]:
+    """Price model → contender → the spread of its sessions' whole-request cost ratios
+    (median, costlier than none, worst; `deepmem.accounting.Spread`)."""
+    if not sessions:
+        return {}
+    return {
+        model.name: {
+            name: msgspec.to_builtins(session_spread([row["ratios"][model.name][name]["cost_warm"] for row in sessions]))
+            for name in sessions[0]["ratios"][model.name]
         }
         for model in models
     }
@@ -126,15 +141,7 @@ def replay_corpus(
             "final_tokens": baseline.final_tokens,
             "ratios": priced_ratios(totals, models),
         },
-        "costlier": {
-            model.name: {
-                name: sum(row["ratios"][model.name][name]["cost_warm"] > 1.0 for row in sessions)
-                for name in sessions[0]["ratios"][model.name]
-            }
-            for model in models
-        }
-        if sessions
-        else {},
+        "spread": corpus_spread(sessions, models),
         "frame": msgspec.to_builtins(frame),
         "contenders": {name: CONTENDERS[name].about for name in names if name not in skipped},
         "skipped": skipped,
@@ -225,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         print(format_totals(result), end="")
         write_json(result, args.out / f"replay-{name}.json")
         draw_chart(result, args.out / f"replay-{name}.png", args.prices[0].name)
-        print(f"wrote {args.out / f'replay-{name}.json'} and {args.out / f'replay-{name}.png'}\n")
+        draw_sessions(result, args.out / f"replay-{name}-sessions.png", args.prices[0].name)
+        print(f"wrote replay-{name}.json, replay-{name}.png and replay-{name}-sessions.png in {args.out}\n")
     if not args.no_latency:
         latency = measure_latency(session_paths(folders[0]), settings)
         print(format_latency(latency), end="")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from deepmem.accounting import Spread, session_spread
 from deepmem.audit import SessionAudit, audit_session, top_savers
 from deepmem.bridge.tools import TOOL_SCHEMAS
 from deepmem.cli import add_root
@@ -184,7 +185,19 @@ def report(results: list[SessionAudit], warnings: list[str]) -> dict:
     return {
         "sessions": rows,
         "total": msgspec.to_builtins(total) | {"support": total.support},
+        "spread": {name: msgspec.to_builtins(spread) for name, spread in spreads(results).items()},
         "warnings": warnings,
+    }
+
+
+def spreads(results: list[SessionAudit]) -> dict[str, Spread]:
+    """Per reported price model: the sessions one by one, each one's cost with deepmem against
+    without (the median, those costlier than none, the worst)."""
+    return {
+        name: session_spread(
+            [result.cost_with[name] / result.cost_without[name] for result in results if result.cost_without.get(name)]
+        )
+        for name in REPORTED
     }
 
 
@@ -217,6 +230,9 @@ def format_report(results: list[SessionAudit]) -> str:
     rule = "-" * len(header)
     total = total_of(results)
     lines = [header, rule, *map(format_row, results), rule, format_row(total), ""]
+    lines.append("sessions one by one, cost with deepmem against without:")
+    lines.extend(f"  {name:<10}{spread.describe()}" for name, spread in spreads(results).items())
+    lines.append("")
     lines.append(
         "tokens: deepmem's estimate, summed over every step and at the last step, without deepmem and"
         " with it (×); cost, per price model (anthropic, openai, gemini: deepmem.prices.FAMILIES): warm"

@@ -1,0 +1,46 @@
+"""The typical session beside the pooled ratio: the spread of per-session cost ratios, in the
+replay's and the comparison's tables, JSON and chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.corpora import FIXTURES, billed_at
+from bench.frames import Frame
+from bench.report import draw_sessions, format_totals, markdown_table
+from bench.runners.compare import comparison
+from bench.runners.replay import parse_models, replay_corpus
+from deepmem.accounting import Spread, session_spread
+from deepmem.types import Settings
+
+SHORT = [FIXTURES / "opencode-demo.json", FIXTURES / "opencode-transform.json"]
+
+
+def test_the_spread_of_sessions_is_their_median_those_costlier_than_none_and_the_worst() -> None:
+    spread = session_spread([0.8, 1.2, 0.9, 1.0])
+    assert spread == Spread(sessions=4, median=0.95, costlier=1, worst=1.2)
+    assert spread.costlier_share == 0.25
+    assert spread.describe() == "median 0.950×, 1 of 4 costlier than none, worst 1.200×"
+    assert session_spread([]) == Spread()
+
+
+def test_codex_sessions_are_billed_at_openai_prices_and_the_rest_at_anthropic() -> None:
+    assert billed_at("codex-graph") == "openai"
+    assert billed_at("claude-entire") == billed_at("swe-gemini3") == billed_at("fixtures") == "anthropic"
+
+
+def test_the_replay_reports_each_contender_s_sessions_one_by_one(tmp_path: Path) -> None:
+    """The JSON holds the spread of every contender's sessions, the tables print it, the chart is drawn."""
+    models = parse_models("anthropic")
+    result = replay_corpus(SHORT, ["none", "deepmem"], models, Frame(), {}, Settings())
+    ratios = [row["ratios"]["anthropic"]["deepmem@anthropic"]["cost_warm"] for row in result["sessions"]]
+    spread = result["spread"]["anthropic"]["deepmem@anthropic"]
+    assert spread == {"sessions": 2, "median": sum(ratios) / 2, "costlier": sum(r > 1 for r in ratios), "worst": max(ratios)}
+    row = next(line for line in format_totals(result).splitlines() if line.startswith("deepmem@anthropic"))
+    assert row.endswith(f"{spread['median']:>8.3f}{spread['costlier']:>5} of 2  {spread['worst']:>7.3f}")
+    table = markdown_table({**comparison(result), "corpus": "fixtures"})
+    line = next(line for line in table.splitlines() if line.startswith("| deepmem@anthropic"))
+    assert f"| {spread['median']:.3f} | {spread['costlier']} of 2 | {spread['worst']:.3f} |" in line
+    assert next(line for line in table.splitlines() if line.startswith("| none")).endswith("| - | - | - |")
+    draw_sessions(result, tmp_path / "sessions.png", "anthropic")
+    assert (tmp_path / "sessions.png").read_bytes().startswith(b"\x89PNG")
