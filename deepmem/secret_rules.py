@@ -30,6 +30,13 @@ LEFT_OUT = {"IPPublicDetector", "PrivateKeyDetector"}
 VALUE_SHAPED = {"BasicAuthDetector"}
 """detect-secrets plugins whose hit is any value in a credential's place (`://user:VALUE@`): it must pass `is_secret_value`."""
 MIN_VALUE = 8
+GENERATED_RUN = 16
+NAME_PIECES = re.compile(r"[A-Z]+s?(?![a-z])|[A-Z]?[a-z]+")
+"""The words a name is made of (`Shadow`, `branch`, `HTTP`, `IDs`); digits and underscores part them."""
+LETTERS_PER_PIECE = 4
+"""A name made by a person has about a word per this many characters or fewer (`ShadowBranchName`: 3 in 16)."""
+ID_PREFIXES = ("ses_", "msg_", "prt_", "call_", "toolu_", "fc_", "rs_", "resp_", "chatcmpl-", "ccr_")
+"""Prefixes of the ids OpenCode and the providers give sessions, messages, parts and tool calls: random, not secret."""
 DELIMITERS = " \t\r\n=:,;\"'"
 PLACEHOLDER = re.compile(
     r"example|sample|test|fake|mock|dummy|insecure|placeholder|change.?me|your|redacted|secret|pass\W?word"
@@ -39,7 +46,8 @@ CODE = re.compile(r"^(?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(?:\(|\[|$)")
 """A name, a dotted name, or a call or index of one: a reference in code, not a literal."""
 WORD_AND_NUMBER = re.compile(r"[A-Za-z]+[-_]?\d{0,4}")
 """`hashed123`, `admin2024`: a fixture's value, not a generated secret."""
-SECRET_NAME = r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+SECRET_NAME = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key(?:[_-]?id)?"
+               r"|credentials?)")
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,19 @@ def secret_span(match: re.Match[str]) -> tuple[int, int]:
     return start, end
 
 
+def has_word_structure(name: str) -> bool:
+    """True for a name made of words (`base_commit`, `TestHTTPServer2`), False for a generated token (`wJalrXUtnFEMI`,
+    `aB3dE9fGh2Jk`): too many words for its length, or as many one-letter words as longer ones."""
+    pieces = NAME_PIECES.findall(name)
+    single = sum(1 for piece in pieces if len(piece) == 1)
+    return len(pieces) <= 1 + len(name) / LETTERS_PER_PIECE and not (len(pieces) >= 3 and 2 * single >= len(pieces))
+
+
+def _is_generated_token(match: re.Match[str]) -> bool:
+    token = match.group("secret")
+    return (not token.startswith(ID_PREFIXES) and is_generated(token) and not has_word_structure(token))
+
+
 def _value_is_secret(match: re.Match[str]) -> bool:
     start, end = secret_span(match)
     return is_secret_value(match.string[start:end])
@@ -89,13 +110,22 @@ def is_secret_value(value: str) -> bool:
     filters = heuristic_filters()
     stand_in = (filters.is_templated_secret, filters.is_prefixed_with_dollar_sign, filters.is_sequential_string,
                 filters.is_not_alphanumeric_string)
-    if len(value) < MIN_VALUE or " " in value or PLACEHOLDER.search(value) or any(test(value) for test in stand_in):
+    if len(value) < MIN_VALUE or " " in value or any(test(value) for test in stand_in):
+        return False
+    if PLACEHOLDER.search(value) and not is_generated(PLACEHOLDER.sub("", value)):
         return False
     if WORD_AND_NUMBER.fullmatch(value) or (CODE.match(value) and not any(map(_is_random, value.split(".")))):
         return False
     classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
     symbols = any(not c.isalnum() for c in value)
     return classes + symbols >= 2 and any(c.isdigit() or not c.isalnum() for c in value)
+
+
+def is_generated(value: str) -> bool:
+    """A run of `GENERATED_RUN` characters or more with both cases and digits: what is left of a real key once a
+    word like EXAMPLE is taken out of it (AWS's documented example key is flagged by every scanner all the same)."""
+    return any(len(run) >= GENERATED_RUN and all(any(test(c) for c in run) for test in (str.islower, str.isupper, str.isdigit))
+               for run in re.findall(r"[A-Za-z0-9+/_~.-]+", value))
 
 
 @lru_cache(maxsize=1)
@@ -167,9 +197,32 @@ OWN_RULES = (
     _rule("env-line", ("key", "secret", "token", "pass", "pwd", "credential", "private", "auth"),
           r"(?m)^[ \t]*(?:export[ \t]+)?(?:[A-Z][A-Z0-9]*_)*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|"
           r"CREDENTIALS?|PRIVATE|AUTH)(?:_[A-Z0-9]+)*[ \t]*=[ \t]*(?P<secret>[^\s#]+)[ \t]*$", check=True),
+    _rule("vendor-token", ("dckr_pat_", "rubygems_", "oy2", "_v1_", "ltai", "xapp-", "shp", "hvs.", "age-secret-key-",
+                           "dapi", "lin_api_", "pul-", "sbp_", "key-", "gldt-", "glpat-"),
+          r"\b(?:dckr_pat_[A-Za-z0-9_-]{20,}|rubygems_[0-9a-f]{48}|oy2[a-z0-9]{43}|do[por]_v1_[0-9a-f]{64}"
+          r"|LTAI[A-Za-z0-9]{12,30}|xapp-\d-[A-Z0-9]+-\d+-[0-9a-f]{32,}|shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}"
+          r"|hvs\.[A-Za-z0-9_-]{24,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|dapi[0-9a-f]{32}|lin_api_[A-Za-z0-9]{40}"
+          r"|pul-[0-9a-f]{40}|sbp_[0-9a-f]{40}|key-[0-9a-f]{32}|gl(?:dt|pat)-[A-Za-z0-9_-]{20,})\b"),
+    _rule("webhook-url", ("webhook", "hooks.zapier", "ifttt"),
+          r"https://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook"
+          r"|hooks\.zapier\.com/hooks/catch|maker\.ifttt\.com/trigger/[\w-]+/with/key)/(?P<secret>[^\s\"'<>`]+)"),
+    _rule("url-credentials", ("://",), r"://(?:[^\s/:@\[\]]*:)?(?P<secret>[^\s/:@\"'`\[\]]{8,})@[\w.-]", check=True),
+    _rule("url-secret-parameter", ("sig", "token", "key", "secret", "password", "auth", "credential"),
+          r"(?i)[?&;](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|access_token|token|api_?key"
+          r"|key|secret|client_secret|password|auth)=(?P<secret>[^&\s#\"'`<>]{8,})", check=True),
+    _rule("command-line-secret", ("pass", "token", "key", "secret", "-p", "-u"),
+          r"(?i)(?:--(?:password|passwd|pass|token|api-?key|secret|access-key|secret-key|auth-token|with-token"
+          r"|client-secret)(?:=|[ \t]+)|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
+          r"|\b(?:sshpass|docker[ \t]+login|podman[ \t]+login|helm[ \t]+registry[ \t]+login)\b[^\n]*?[ \t]-p[ \t]*"
+          r"|\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[^\s:]+:)[\"']?(?P<secret>[^\s\"'`]+)", check=True),
+    _rule("spoken-password", ("password", "passwd"), r"(?i)\b(?:password|passwd)[ \t]+(?P<secret>(?=[^\s\\\"'`,;]*\d)[^\s\\\"'`,;]+)",
+          check=True),
     _rule("assignment", ("passw", "passphrase", "pwd", "secret", "token", "key", "credential"),
-          rf"(?i){SECRET_NAME}(?![A-Za-z0-9_])[\"']?[ \t]*[:=][ \t]*"
+          rf"(?i){SECRET_NAME}(?![A-Za-z0-9_])[\"']?[ \t]*[:=][ \t]*(?:\n[ \t]*)?"
           r"(?:\"(?P<secret>[^\"\n]+)\"|'(?P<quoted>[^'\n]+)'|(?P<bare>(?![$%])[^\s\\\"'`,;(){}\[\]<>]+)(?![(\[]))",
           check=True),
+    Rule("generated-token", re.compile(r"(?<![\w+/=-])(?P<secret>[A-Za-z0-9_+/=-]{16,})(?![\w+/=-])"),
+         check=_is_generated_token),
 )
-"""Run after detect-secrets' rules, in this order: formats it has no plugin for, then values named secret."""
+"""Run after detect-secrets' rules, in this order: formats it has no plugin for, values named secret, then a token
+with no word structure standing alone (the value of a credential whose name went into another line or message)."""

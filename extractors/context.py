@@ -25,6 +25,7 @@ from deepmem.extractors.files import calls_touching, project_path
 from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.progress import latest_todos
 from deepmem.extractors.requests import find_requests
+from deepmem.secret_rules import has_word_structure
 from deepmem.toolcalls.paths import file_name
 from deepmem.toolcalls.touches import TODO_TOOLS, call_touches
 
@@ -145,5 +146,6 @@ def code_names(timeline: Timeline) -> tuple[tuple[str, str], ...]:
 def note_names(newest: dict[str, tuple[int, str]], text: str, step: int, where: str) -> None:
     """Record the code names of a text as seen at `step`, in `where` (an edit's file keeps its place over '')."""
     for name in set(CODE_NAME.findall(text)):
-        if len(name) >= MIN_CODE_NAME:
+        if len(name) >= MIN_CODE_NAME and has_word_structure(name):
             newest[name] = (step, where or newest.get(name, (0, ""))[1])
+

@@ -75,7 +75,8 @@ def expected_checkpoints(root: Path) -> tuple[set[bytes], set[bytes]]:
     """Every checkpoint.md and raw transcript a writer may have left, byte for byte."""
     messages = read_session(str(SESSION)).messages
     redactor = Project.load(root).redactor
-    markdown = {redactor.text(render_checkpoint(findings_for(messages[:n]), SID)).encode() for n in LENGTHS}
+    markdown = {redactor.text(render_checkpoint(findings_for(redactor.json(messages[:n])), SID)).encode()
+                for n in LENGTHS}
     raw = {encode_json(messages[:n]) for n in LENGTHS}
     return markdown, raw
 

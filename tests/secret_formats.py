@@ -42,6 +42,8 @@ def block(kind: str) -> str:
 
 UUID = "-".join(chars("heroku", n, LOWER_HEX) for n in (8, 4, 4, 4, 12))
 ACCOUNT_KEY = chars("azure", 86, BASE64) + "=="
+PASSWORD = "Hx7" + chars("password", 17)
+"""A generated password, for the formats that hold one."""
 DOCKER_AUTH = base64.b64encode(f"deploy:{chars('docker', 20)}".encode()).decode()
 
 FORMATS: list[tuple[str, str, str, str]] = [
@@ -56,8 +58,8 @@ FORMATS: list[tuple[str, str, str, str]] = [
     ("gitlab-runner", "gitlab-token", "gl" + "rt-" + chars("glrt", 20), "runner registered with {}"),
     ("slack-bot", "slack-token", "xo" + "xb-" + chars("s1", 11, string.digits) + "-" + chars("s2", 12, string.digits)
      + "-" + chars("s3", 24, string.ascii_lowercase + string.digits), "SLACK: {}"),
-    ("slack-webhook", "slack-token", "https://hooks.slack.com/" + "services/T" + chars("t", 8, string.ascii_uppercase)
-     + "/B" + chars("b", 8, string.ascii_uppercase) + "/" + chars("w", 24), "post to {}"),
+    ("slack-webhook", "slack-token", "T" + chars("t", 8, string.ascii_uppercase) + "/B" + chars("b", 8, string.ascii_uppercase)
+     + "/" + chars("w", 24), "post to https://hooks.slack.com/" + "services/{}"),
     ("stripe-live", "stripe-access-key", "sk" + "_live_" + chars("stripe", 24), "stripe.api_key = {}"),
     ("stripe-restricted", "stripe-access-key", "rk" + "_live_" + chars("rk", 24), "restricted {}"),
     ("openai-project", "openai-key", "sk-" + "proj-" + chars("proj", 48, URLSAFE), "export default {{ key: '{}' }}"),
@@ -93,5 +95,44 @@ FORMATS: list[tuple[str, str, str, str]] = [
     ("bearer", "bearer-token", "ya29." + chars("bearer", 40, URLSAFE), "Authorization: Bearer {}"),
     ("password-assignment", "assignment", "Tr0ub4dor-" + chars("pw", 6), 'db.password: "{}"'),
     ("env-line", "env-line", chars("env", 24, URLSAFE), "export MY_SERVICE_API_KEY={}"),
+    ("aws-documented-example", "env-line", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY",
+     "export AWS_SECRET_ACCESS_KEY={}"),
+    ("artifactory", "artifactory-credentials", "AKC" + chars("art", 70), "X-JFrog-Art-Api: {}"),
+    ("ibm-cloud-iam", "ibm-cloud-iam-key", chars("iam", 44, URLSAFE), "ibm_cloud_iam_api_key = '{}'"),
+    ("ibm-cos-hmac", "ibm-cos-hmac-credentials", chars("cos", 48, LOWER_HEX), "cos_hmac_secret_access_key: '{}'"),
+    ("cloudant", "basic-auth-credentials", chars("cloudant", 64, LOWER_HEX), "https://admin:{}@acct.cloudant.com"),
+    ("softlayer", "softlayer-credentials", chars("softlayer", 64, LOWER_HEX), "https://api.softlayer.com/soap/v3/{}"),
+    ("service-account-key-id", "assignment", chars("pkid", 40, LOWER_HEX),
+     '{{"type": "service_account", "private_key_id": "{}", "client_email": "ci@p.iam.gserviceaccount.com"}}'),
+    ("service-account-private-key", "private-key", chars("gsa", 64, BASE64),
+     '{{"private_key": "-----BEGIN PRIVATE KEY-----\\n{}\\n-----END PRIVATE KEY-----\\n"}}'),
+    ("redis-url-password", "url-credentials", PASSWORD, "REDIS_URL=redis://:{}@cache:6379/0"),
+    ("mongodb-srv", "basic-auth-credentials", PASSWORD, "mongodb+srv://app:{}@cluster0.ab1cd.mongodb.net/db"),
+    ("sql-server-connection", "url-secret-parameter", PASSWORD, "Server=tcp:db1.database.windows.net;User ID=app;Password={};"),
+    ("s3-presigned-url", "url-secret-parameter", chars("amzsig", 64, LOWER_HEX),
+     "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature={}"),
+    ("azure-sas-url", "url-secret-parameter", chars("sas", 43, BASE64),
+     "https://acct.blob.core.windows.net/c/f?sv=2021-08-06&sp=r&sig={}%3D"),
+    ("teams-webhook", "webhook-url", chars("teams", 32, LOWER_HEX),
+     "https://contoso.webhook.office.com/webhookb2/IncomingWebhook/{}"),
+    ("zapier-webhook", "webhook-url", chars("zap", 12, string.ascii_lowercase + string.digits),
+     "https://hooks.zapier.com/hooks/catch/1234567/{}/"),
+    ("mysql-password-flag", "command-line-secret", PASSWORD, "mysql -u root -p{} main"),
+    ("password-flag", "command-line-secret", PASSWORD, "./deploy.sh --password {} --host db1"),
+    ("sshpass", "command-line-secret", PASSWORD, "sshpass -p '{}' ssh deploy@db1"),
+    ("curl-user", "command-line-secret", PASSWORD, "curl -u admin:{} https://api.internal/v1"),
+    ("docker-login", "vendor-token", "dckr" + "_pat_" + chars("dckr", 27, URLSAFE), "docker login -u me -p {}"),
+    ("rubygems", "vendor-token", "rubygems" + "_" + chars("rg", 48, LOWER_HEX), "GEM_HOST_API_KEY is {}"),
+    ("nuget", "vendor-token", "oy2" + chars("nuget", 43, string.ascii_lowercase + string.digits), "nuget push -ApiKey {}"),
+    ("digitalocean", "vendor-token", "dop" + "_v1_" + chars("do", 64, LOWER_HEX), "doctl auth init -t {}"),
+    ("alibaba", "vendor-token", "LT" + "AI" + chars("ali", 20), "accessKeyId {}"),
+    ("slack-app", "vendor-token", "xa" + "pp-1-A" + chars("x1", 10, string.ascii_uppercase + string.digits) + "-"
+     + chars("x2", 13, string.digits) + "-" + chars("x3", 64, LOWER_HEX), "SLACK_APP {}"),
+    ("vault", "vendor-token", "hv" + "s." + chars("hvs", 90, URLSAFE), "vault login {}"),
+    ("sentry-dsn", "url-credentials", chars("sentry", 32, LOWER_HEX), "dsn: 'https://{}@o123.ingest.sentry.io/456'"),
+    ("netrc-password", "spoken-password", PASSWORD, "machine api.heroku.com login me@x.io password {}"),
+    ("assignment-split-across-lines", "assignment", PASSWORD, 'db_password =\n    "{}"'),
+    ("yaml-value-on-next-line", "assignment", PASSWORD, "database:\n  password:\n    {}\n"),
 ]
-"""39 formats; `kind` is what the marker names (detect-secrets' secret type, or our rule's name)."""
+"""69 formats; `kind` is what the marker names (detect-secrets' secret type, or our rule's name). Every
+detect-secrets regex plugin has one at least, multi-line keys and assignments split across lines among them."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import msgspec
-
 from deepmem.checkpoints.episode import episode_text, session_time
 from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
@@ -54,8 +52,11 @@ SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "
 LINE_CHARS = 300
 
 
-def compact(root: str | os.PathLike[str], session_id: str, messages: list[Message]) -> dict[str, Any]:
+def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str, Any]:
     """Write the session's checkpoint files and return OpenCode's compaction prompt and context.
+
+    The extractors read the messages with their secrets already redacted: a key, once taken out
+    of the `KEY=`, URL or header that let the detector see it, is only a random token.
 
     Never raises for bad input: a problem goes into `error`, and whatever could be
     produced (the prompt needs no disk) is still returned. Writes hold the memory folder's
@@ -63,7 +64,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
     """
     result: dict[str, Any] = {"prompt": "", "context": [], "written": []}
     try:
-        findings = findings_for(messages)
+        findings = findings_for(root.redactor.json(messages))
     except DeepmemError as exc:
         return {**result, "error": str(exc)}
     markdown = render_checkpoint(findings, str(session_id))
@@ -74,8 +75,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
         if earlier is not None:
             return {**result, "prompt": compaction_prompt(earlier), "context": [earlier], "reused": True}
         with locked(memory_dir(root)):
-            clean = redacted(findings, root)
-            paths = write_checkpoint(root, session_id, messages, render_checkpoint(clean, str(session_id)))
+            paths = write_checkpoint(root, session_id, messages, markdown)
             result["written"] = [str(path) for path in paths]
             append_log(root, {
                 "session": session_id,
@@ -87,7 +87,7 @@ def compact(root: str | os.PathLike[str], session_id: str, messages: list[Messag
         if findings.candidates:
             add_notes(root, [(c.type, c.memory_text()) for c in findings.candidates], f"checkpoint {session_id}"[:40],
                       when)
-        put_episode(root, session_id, episode_text(clean), when or now_text())
+        put_episode(root, session_id, episode_text(findings), when or now_text())
         result["scheduled"] = after_compaction(root)
     except DeepmemError as exc:
         result["error"] = str(exc)
@@ -102,12 +102,6 @@ def nothing_new(findings: Findings) -> bool:
     progress, context = findings.progress, findings.context
     return not (progress.task or progress.requests or progress.todos or findings.files or findings.errors
                 or context.commands or context.reads)
-
-
-def redacted(findings: Findings, root: Project) -> Findings:
-    """The findings with their secrets redacted before rendering clips them (a cut secret no longer
-    matches its detector; a key block cut from its header line is only base64)."""
-    return msgspec.convert(root.redactor.json(msgspec.to_builtins(findings)), Findings)
 
 
 def findings_for(messages: object) -> Findings:
