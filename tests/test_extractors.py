@@ -163,3 +163,15 @@ def test_progress_reads_todos_and_the_unanswered_request() -> None:
 def test_extract_is_deterministic() -> None:
     """Same messages, same findings."""
     assert extract(DJANGO) == extract(orjson.loads(orjson.dumps(DJANGO)))
+
+
+def test_a_constant_that_looks_like_a_key_is_no_code_name() -> None:
+    """Go source with a long hex constant and a generated literal: the real names are kept, the tokens are not."""
+    source = ('const goldenRatioSeed = 0x9E3779B97F4A7C15\n'
+              'var fixtureToken = "Kq8ZpX2mW7vR4tLs9NcB"\n'
+              'func ShadowBranchName(base_commit string) string { return "aB3dE9fGh2JkLm7" }\n')
+    edit = {"type": "tool", "tool": "write", "state": {"status": "completed", "output": "Wrote file",
+                                                          "input": {"filePath": "/repo/seed.go", "content": source}}}
+    names = {name for name, _ in extract([message("user", text("add the seed")), message("assistant", edit)]).context.names}
+    assert {"goldenRatioSeed", "fixtureToken", "ShadowBranchName", "base_commit"} <= names
+    assert not names & {"Kq8ZpX2mW7vR4tLs9NcB", "aB3dE9fGh2JkLm7", "x9E3779B97F4A7C15", "E3779B97F4A7C15"}
