@@ -299,11 +299,26 @@ def plan_history(
     if first is not None:
         CACHES.copied.put(first, copied)
     settings_key = repr(settings)  # hashed once per plan, not once per message
-    message_batches = [
-        batches[max(first_boundary(step, shape.jumps), shape.rebase_of(step))] if index < shape.first_young else NEW_PARTS
+    first_batches = [
+        batches[first_boundary(step, shape.jumps)] if index < shape.first_young else NEW_PARTS
         for index, step in enumerate(shape.message_steps)
     ]
-    kept = kept_copies(copied, message_batches, shape.first_young)
+    message_batches = [
+        batches[max(batch.boundary, shape.rebase_of(step))] if index < shape.first_young else NEW_PARTS
+        for index, (batch, step) in enumerate(zip(first_batches, shape.message_steps, strict=True))
+    ]
+    # A rebase moves the messages after its read point into a new batch; one before it keeps the
+    # copied lines of the batch its jump first made, or it would change under deepmem's mark.
+    kept = [
+        now if batch is not first else before
+        for now, before, batch, first in zip(
+            kept_copies(copied, message_batches, shape.first_young),
+            kept_copies(copied, first_batches, shape.first_young),
+            message_batches,
+            first_batches,
+            strict=True,
+        )
+    ]
     # A working-set view released at a jump is compressed with the facts of that boundary:
     # the jump rewrites it with the newly old steps.
     released: dict[int, dict[str, Batch]] = {}

@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from bench.contenders.hindsight import hindsight_jumps, schedule_cost
+from bench.corpora import SHARED
 from deepmem import prices as prices_module
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import (
@@ -25,7 +26,7 @@ from deepmem.jumps import (
     step_cost,
 )
 from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode
+from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode, with_lifetime
 from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
@@ -289,6 +290,27 @@ def test_with_our_mark_a_jump_keeps_what_precedes_the_mark_and_cuts_again_what_f
     assert after[:kept] == before[:kept]
     assert plan.mark is not None and plan.mark[0] < kept
     assert old_edits(messages[:index], ANTHROPIC) != old_edits(messages[:index], ANY_PREFIX, plan.layout.jumps)
+
+
+def test_a_jump_from_our_mark_leaves_every_message_before_it_as_the_previous_request_sent_it() -> None:
+    """A real session (1-hour cache entries, as its usage shows) where a later message copies a
+    line an earlier one of the same batch copied: the rebase moves the later one into a new batch,
+    and the earlier one, before our mark, must keep the copied lines it had, or the jump would
+    write the whole history again instead of reading it up to the mark."""
+    messages = read_session(str(next((SHARED / "claude-authgo").glob("*831c86c18fdb.json")))).messages
+    prices = with_lifetime(ANTHROPIC, True)
+    previous, checked = None, 0
+    for index in step_indexes(messages):
+        plan = plan_transform(messages[:index], DEFAULTS, prices=prices)
+        sent = apply_transform(messages[:index], plan)
+        if previous is not None and plan.layout.jumps != previous[1].layout.jumps:
+            read, boundary = plan.layout.rebases[-1]
+            if read > 0 and boundary == plan.layout.jumps[-1]:
+                kept = bisect_right(plan.layout.message_steps, read)
+                assert sent[:kept] == previous[0][:kept]
+                checked += 1
+        previous = sent, plan
+    assert checked
 
 
 def test_a_jump_costs_more_where_the_cache_is_read_only_at_marks() -> None:
