@@ -40,7 +40,9 @@ def named_lines(text: str) -> frozenset[tuple[str, int]]:
 
 class WorkingFold:
     """The working set folded message by message (with the files each call touches and the
-    scripts written so far): all the schedule's whole views and the releases read."""
+    scripts written so far): all the schedule's whole views and the releases read. A call
+    that failed (an edit whose text was not found, a patch that did not apply) changed
+    nothing, but the files it tried to change are being worked on."""
 
     def __init__(self, working: WorkingSetBuilder | None = None) -> None:
         self.step = 0
@@ -65,10 +67,14 @@ class WorkingFold:
                 continue
             signature = input_signature(part)
             touched = touches(part, self.texts)
-            self.texts.update(touched.texts)
             self.working.add_part(part, signature, touched, index, self.step)
-            for path in touched.changed:
-                self.add_edit(path)
+            if (part.get("state") or {}).get("status") == "error":
+                for path in touched.changed:
+                    self.working.add_edit(path)
+            else:
+                self.texts.update(touched.texts)
+                for path in touched.changed:
+                    self.add_edit(path)
             self.add_call(part, signature)
 
     def add_edit(self, path: str) -> None:
