@@ -1,12 +1,12 @@
 """Capture-time trimming: a new output over its cap is cut to fit, once and for all (a new
 long shell command is trimmed next to it by `long_inputs`).
 
-File views have `capture_cap_tokens`, by default as much as the views kept whole may take
-together (`deepmem.history.whole_view_tokens`): the agent quotes their lines in the edits
-that follow, so a view is cut later, once its file is no longer worked on, not before
-the agent has used it. Every other output (searches, test runs, installs, scripts' prints)
-has the smaller
-`capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
+File views, and searches of named files (`rg -n NAME a.go b.go`), have `capture_cap_tokens`,
+by default as much as the views kept whole may take together
+(`deepmem.history.whole_view_tokens`): the agent quotes their lines in the edits that
+follow, so a view is cut later, once its file is no longer worked on, not before the agent
+has used it. Every other output (searches of folders, test runs, installs, scripts' prints)
+has the smaller `capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
 matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
 whereas cutting it later at a jump rewrites the requests after it. A pure function of the
 part and the caps, so every later step trims it identically.
@@ -20,7 +20,8 @@ from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
-from deepmem.toolcalls.kinds import tool_kind
+from deepmem.toolcalls.kinds import tool_input, tool_kind
+from deepmem.toolcalls.shell import searched_files
 from deepmem.types import Context, Part, Result
 
 NAME = "capture"
@@ -31,16 +32,22 @@ LINE_CHARS = 2_000
 """Kept lines are cut to this width at most (a 10 MB line becomes one short line and a marker);
 under a small cap, to the tail's share of it, so that one line always fits."""
 VIEW_KINDS = ("read",)
-"""Output kinds whose lines the agent quotes later: they get the larger cap. Searches keep the
-smaller one: on the SWE-bench corpora trimming them cost no quoted line, and on claude-entire
-giving the larger cap to searches that show one file's numbered lines (`grep -n -A 60 name
-file.go`) kept 0.2% more of the quoted lines for more cost (0.6005× of no compression
-against 0.5993×, at Anthropic's prices)."""
+"""Output kinds whose lines the agent quotes later: they get the larger cap, and so does a
+search of named files (`rg -n NAME a.go b.go`, `grep -n -A 60 name file.go`), which shows
+those files' lines. A search of folders keeps the smaller one: what the agent uses of it is
+where the matches are."""
+
+
+def shows_file_lines(part: Part) -> bool:
+    """A file view, or a search of named files (`deepmem.toolcalls.shell.searched_files`)."""
+    kind = tool_kind(part)
+    command = tool_input(part).get("command")
+    return kind in VIEW_KINDS or (kind == "search" and isinstance(command, str) and bool(searched_files(command)))
 
 
 def is_text_view(part: Part, text: str) -> bool:
-    """A file view of lines an edit can quote: not binary, not minified (no line over `LINE_CHARS`)."""
-    return tool_kind(part) in VIEW_KINDS and "\x00" not in text and max(map(len, text.split("\n"))) <= LINE_CHARS
+    """File lines an edit can quote: not binary, not minified (no line over `LINE_CHARS`)."""
+    return shows_file_lines(part) and "\x00" not in text and max(map(len, text.split("\n"))) <= LINE_CHARS
 
 
 def cap_for(part: Part, text: str, ctx: Context) -> int:

@@ -358,6 +358,17 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
     assert estimate_tokens(main_text(view.part)) <= whole_view_tokens(small_window) * 1.25
 
 
+def test_capture_keeps_a_search_of_named_files_like_a_view() -> None:
+    """`rg -n NAME a.go b.go` shows those files' lines, which the next patch quotes: it keeps the view cap;
+    the same search of a folder keeps the command cap."""
+    text = "\n".join(f"internal/sem/search.go:{n}:\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600))
+    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    named = tool("bash", text, command='rg -n "compute|value" internal/sem/search.go internal/sem/provider.go')
+    assert REGISTRY["capture"].compress(named, context) is None
+    folder = REGISTRY["capture"].compress(tool("bash", text, command='rg -n "compute|value" internal/sem'), context)
+    assert estimate_tokens(main_text(folder.part)) <= Settings().capture_command_cap_tokens * 1.25
+
+
 def test_capture_cuts_a_ten_megabyte_line() -> None:
     """One 10 MB line becomes its first characters and a counted marker."""
     part = tool("bash", "A" * 10_000_000, command="cat blob")

@@ -14,6 +14,7 @@ from deepmem.toolcalls.shell import (
     first_program,
     heredoc_lines,
     read_target,
+    searched_files,
     shell_tokens,
     simple_commands,
 )
@@ -41,6 +42,25 @@ def test_a_command_read_three_ways(command: str, kind: str, target: tuple[str, i
     if kind == "read":
         assert read_target(command) == target
     assert first_program(command) == program
+
+
+SEARCHES = [
+    ('rg -n "ProfileFast|CONSTRUCTS" internal/sem/provider_test.go internal/sem/provider.go',
+     ("internal/sem/provider_test.go", "internal/sem/provider.go")),
+    ("grep -n -A 60 name file.go", ("file.go",)),
+    ("cd /repo && git grep -n foo a.py | head -40", ("a.py",)),
+    ("rg -n foo internal/sem", ()),
+    ("grep -rn foo src/a.py src/", ()),
+    ("rg -n foo -g '*.go' a.go", ()),
+    ("rg --files", ()),
+    ("cat a.py", ()),
+]
+
+
+@pytest.mark.parametrize(("command", "files"), SEARCHES)
+def test_a_search_of_named_files_names_them(command: str, files: tuple[str, ...]) -> None:
+    """A search's operands past the pattern are its files when each is a path with an extension; a folder or glob names none."""
+    assert searched_files(command) == files
 
 
 def test_heredoc_bodies_belong_to_their_line() -> None:

@@ -23,6 +23,10 @@ from functools import lru_cache
 
 READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
 SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack", "find", "ls", "tree", "locate", "fd"})
+FILE_SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack"})
+"""Searchers whose operands past the pattern may be files."""
+FILE_OPERAND = re.compile(r"[\w./-]*\w\.\w+")
+"""A path ending in a name with an extension (`internal/sem/search.go`), no wildcard."""
 PREFIXES = frozenset({"sudo", "time", "env", "nohup", "command"})
 """Words that run the next word as the program."""
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
@@ -95,6 +99,18 @@ def command_kind(command: str) -> str:
     if programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}"):
         return "read"
     return "command"
+
+
+@lru_cache(maxsize=16_384)
+def searched_files(command: str) -> tuple[str, ...]:
+    """The files a `grep`/`rg` of named files searches (`rg -n NAME a.go b.go`), read from the
+    first search of the command's first line: its operands past the pattern (counts such as
+    `-A 60`'s left out), when each is a path with an extension; () for a search of folders."""
+    first_line = command.strip().split("\n", 1)[0]
+    search = next((found for found in map(strip_prefixes, simple_commands(first_line)) if program_of(found) in FILE_SEARCHERS), [])
+    operands = [word for word in search[2 if search[:1] == ["git"] else 1 :] if not word.startswith("-") and not word.isdigit()]
+    files = operands[1:]
+    return tuple(files) if files and all(FILE_OPERAND.fullmatch(path) for path in files) else ()
 
 
 @lru_cache(maxsize=16_384)
