@@ -42,6 +42,19 @@ PRESSURE_SHARE = 0.75
 left for the answer and for the estimate's error)."""
 
 
+class RequestFrame(msgspec.Struct, frozen=True):
+    """Tokens every request of a session carries before its messages: the host's (its system
+    prompt and tools, on both bills) and deepmem's additions (its tool schemas and stable block,
+    fixed at the session's start, on its bill only)."""
+
+    host: int = 0
+    added: int = 0
+
+
+NO_FRAME = RequestFrame()
+"""No frame: bills of the messages alone."""
+
+
 class Sizes(msgspec.Struct, frozen=True):
     """Per step k = 0…S: running totals of the history up to step k, and the cache's state."""
 
@@ -58,6 +71,20 @@ class Sizes(msgspec.Struct, frozen=True):
     is read only at marks; none when empty (no mark)."""
     tail_steps: int = 0
     """A jump to k is made at step k + tail_steps (see `marked_read`)."""
+    frame: RequestFrame = NO_FRAME
+    """What every request carries before its messages, for the running bills (`Bills`)."""
+
+
+class Bills(msgspec.Struct):
+    """A session's running bills so far, whole requests in write-price units (`running_bills`):
+    with deepmem, and the same requests sent as recorded, without deepmem's additions."""
+
+    deepmem: float = 0.0
+    none: float = 0.0
+
+    def dollars(self, prices: PriceModel) -> tuple[float, float]:
+        """Both bills in dollars at these prices (with deepmem, without)."""
+        return prices.cache_write * self.deepmem / 1e6, prices.cache_write * self.none / 1e6
 
 
 def running_totals(message_steps: Sequence[int], values: Sequence[int], steps: int) -> tuple[int, ...]:
@@ -190,6 +217,37 @@ def step_cost(sizes: Sizes, step: int, boundary: int, target: int, prices: Price
 def jump_premium(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel) -> float:
     """What request `step` costs more (write-price units) when it jumps from `boundary` to `target`."""
     return jump_cost(sizes, step, boundary, target, prices) - stay_cost(sizes, step, boundary, prices)
+
+
+def uncompressed_cost(sizes: Sizes, step: int, prices: PriceModel) -> float:
+    """Estimated cost (write-price units) of request `step` sent as recorded: the previous request
+    read from the cache and the newest step written, or all of it written when the cache is cold."""
+    if sizes.cold[step]:
+        return sizes.tokens[step]
+    return prices.rent(sizes.tokens[step - 1]) + sizes.tokens[step] - sizes.tokens[step - 1]
+
+
+def frame_cost(sizes: Sizes, step: int, tokens: int, prices: PriceModel) -> float:
+    """Estimated cost (write-price units) of `tokens` of the frame of request `step`: written when
+    the cache is cold, read from it otherwise."""
+    return tokens if sizes.cold[step] else prices.rent(tokens)
+
+
+def running_bills(sizes: Sizes, jumps: Sequence[int], settings: Settings, prices: PriceModel) -> Bills:
+    """Both bills of a history whose boundary jumps to `jumps`, up to its last step: each request
+    as the schedule weighs it (`step_cost`; the first one written whole) and its frame."""
+    bills = Bills()
+    for step in range(len(sizes.tokens)):
+        host = frame_cost(sizes, step, sizes.frame.host, prices)
+        if step:
+            boundary = boundary_at(jumps, settings, step - 1)
+            messages = step_cost(sizes, step, boundary, boundary_at(jumps, settings, step), prices)
+            bills.none += uncompressed_cost(sizes, step, prices) + host
+        else:
+            messages = sizes.tokens[0]
+            bills.none += messages + host
+        bills.deepmem += messages + host + frame_cost(sizes, step, sizes.frame.added, prices)
+    return bills
 
 
 def removed_tokens(sizes: Sizes, boundary: int, target: int) -> int:

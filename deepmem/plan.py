@@ -26,6 +26,7 @@ from deepmem.cache_mark import MARK_NAME, with_mark
 from deepmem.copied import CopiedLines, copied_lines
 from deepmem.facts import FactsBuilder, WorkingFold
 from deepmem.history import Layout, tier_for
+from deepmem.jumps import NO_FRAME, Bills, RequestFrame
 from deepmem.nudges import Signals, nudge_parts
 from deepmem.outcomes import (
     CACHES,
@@ -73,6 +74,8 @@ class TransformPlan(msgspec.Struct, frozen=True):
     """Per message: what the nudges look for (statements to remember, edits, compressed reads)."""
     mark: tuple[int, int] | None = None
     """(message index, part index) of the part that carries deepmem's cache mark, if any."""
+    bills: Bills | None = None
+    """The session's running bills at this step, with deepmem and without (`deepmem.jumps.Bills`)."""
 
 
 def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
@@ -264,19 +267,22 @@ def plan_transform(
     digests: list[bytes | None] | None = None,
     prices: PriceModel | None = None,
     jumps: tuple[int, ...] | None = None,
+    frame: RequestFrame = NO_FRAME,
 ) -> TransformPlan:
     """Decide every edit for a history seen at its last step.
 
     `digests` (one per message: bytes that change whenever the message does) spare the
     hashing of a history the caller already holds digests for, as the bridge does.
     `prices` price the jumps (the family the messages name when None); `jumps` imposes a
-    schedule instead (the benchmarks' hindsight optimum).
+    schedule instead (the benchmarks' hindsight optimum); `frame` is what every request of the
+    session carries before its messages, for its running bills.
     """
     with collector_paused():
         if digests is None:
             digests = [message_digest(message) for message in messages]
-        schedule = schedule_layout(messages, digests, settings, prices, jumps)
+        schedule = schedule_layout(messages, digests, settings, prices, jumps, frame)
         plan = plan_history(messages, settings, tier, digests, schedule.layout, schedule.prices)
+        plan = msgspec.structs.replace(plan, bills=schedule.bills)
         return with_cache_mark(plan, messages, schedule.mark) if schedule.mark else plan
 
 

@@ -15,7 +15,18 @@ import msgspec
 from deepmem.cache_mark import MarkPlaces
 from deepmem.facts import WholeViews
 from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
-from deepmem.jumps import Sizes, boundary_at, cold_steps, fixed_jumps, priced_jumps, running_totals
+from deepmem.jumps import (
+    NO_FRAME,
+    Bills,
+    RequestFrame,
+    Sizes,
+    boundary_at,
+    cold_steps,
+    fixed_jumps,
+    priced_jumps,
+    running_bills,
+    running_totals,
+)
 from deepmem.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
 from deepmem.prices import PriceModel, resolve_prices, warn_once
 from deepmem.types import Facts, Message, Settings, Tier
@@ -133,9 +144,11 @@ def step_sizes(
     prices: PriceModel,
     cold: tuple[bool, ...],
     places: MarkPlaces | None = None,
+    frame: RequestFrame = NO_FRAME,
 ) -> Sizes:
     """What the schedule weighs: running token totals per step, uncompressed and probed, the
-    cold steps, and what a jump reads up to deepmem's cache mark (`places`)."""
+    cold steps, what a jump reads up to deepmem's cache mark (`places`) and what every request
+    carries before its messages (`frame`)."""
     count = steps[-1] if steps else 0
     sizes = MessageTokens(messages, digests, steps, settings)
     probed = [sizes.probe(index) for index in range(len(messages))]
@@ -144,15 +157,18 @@ def step_sizes(
     whole = folded.per_step(count, lambda index, part_id: sizes.whole_extra(index, part_id, cap))
     old = running_totals(steps, probed, count)
     totals = tuple(cut + kept for cut, kept in zip(old, whole, strict=True))
-    return Sizes(sizes.totals, totals, cold, marked_tokens(places, old, totals), settings.tail_steps)
+    return Sizes(sizes.totals, totals, cold, marked_tokens(places, old, totals), settings.tail_steps, frame)
 
 
-def session_sizes(messages: list[Message], settings: Settings, prices: PriceModel) -> Sizes:
+def session_sizes(
+    messages: list[Message], settings: Settings, prices: PriceModel, frame: RequestFrame = NO_FRAME
+) -> Sizes:
     """What the schedule weighs over a whole history, for a caller that holds only its messages."""
     digests = [message_digest(message) for message in messages]
     steps = message_steps(messages)
     cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
-    return step_sizes(messages, digests, steps, settings, prices, cold, mark_places(messages, steps, settings, prices))
+    places = mark_places(messages, steps, settings, prices)
+    return step_sizes(messages, digests, steps, settings, prices, cold, places, frame)
 
 
 def rebases(
@@ -194,12 +210,13 @@ def mark_at(places: MarkPlaces | None, shape: Layout, settings: Settings) -> tup
 
 
 class Schedule(msgspec.Struct, frozen=True):
-    """Where a history's boundary stands, the price model that put it there, and the part that
-    carries deepmem's cache mark."""
+    """Where a history's boundary stands, the price model that put it there, the part that
+    carries deepmem's cache mark, and the session's running bills (none when the jumps were imposed)."""
 
     layout: Layout
     prices: PriceModel
     mark: tuple[int, int] | None = None
+    bills: Bills | None = None
 
 
 def schedule_layout(
@@ -208,9 +225,11 @@ def schedule_layout(
     settings: Settings,
     prices: PriceModel | None = None,
     jumps: tuple[int, ...] | None = None,
+    frame: RequestFrame = NO_FRAME,
 ) -> Schedule:
     """The history laid out once: its steps, its cold steps, its prices (the family the messages
-    name when None, noted once in the log), its jumps (`jumps` imposes them instead) and its boundary."""
+    name when None, noted once in the log), its jumps (`jumps` imposes them instead), its boundary
+    and its running bills (`frame`: what every request carries before its messages)."""
     steps = message_steps(messages)
     if prices is None:
         prices = resolve_prices(messages)
@@ -218,10 +237,10 @@ def schedule_layout(
     count = steps[-1] if steps else 0
     cold = cold_steps(messages, steps, count, prices)
     places = mark_places(messages, steps, settings, prices)
+    bills = None
     if jumps is None:
-        if settings.schedule == "fixed":
-            jumps = fixed_jumps(count, settings)
-        else:
-            jumps = priced_jumps(step_sizes(messages, digests, steps, settings, prices, cold, places), settings, prices)
+        sizes = step_sizes(messages, digests, steps, settings, prices, cold, places, frame)
+        jumps = fixed_jumps(count, settings) if settings.schedule == "fixed" else priced_jumps(sizes, settings, prices)
+        bills = running_bills(sizes, jumps, settings, prices)
     shape = layout(messages, jumps, steps, rebases(jumps, cold, settings, prices, places))
-    return Schedule(shape, prices, mark_at(places, shape, settings))
+    return Schedule(shape, prices, mark_at(places, shape, settings), bills)

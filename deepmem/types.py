@@ -139,6 +139,11 @@ class SavedTotals(msgspec.Struct):
     compressed: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
+    cost_with: float = 0.0
+    """Dollars the session's requests have cost so far with deepmem (estimated, whole requests;
+    0 in a record from before the bills were kept)."""
+    cost_without: float = 0.0
+    """Dollars the same requests would have cost sent as recorded, without deepmem's additions."""
 
 
 class SessionTotals(SavedTotals, kw_only=True):

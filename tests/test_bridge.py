@@ -403,6 +403,7 @@ def test_idle_event_toasts_once_and_records_stats(bridge: Bridge, tmp_path: Path
     assert "tokens saved" in first["toast"] and "toast" not in second
     record = orjson.loads((tmp_path / ".deep-memory" / "sessions" / "ses_x" / "stats.json").read_bytes())
     assert record["tokens_before"] > record["tokens_after"] > 0
+    assert 0 < record["cost_with"] < record["cost_without"], "the session's two bills, deepmem ahead"
     assert bridge.request("stats", session="ses_x")["sessions"]["ses_x"]["compressed"] == record["compressed"]
 
 

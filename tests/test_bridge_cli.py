@@ -94,16 +94,32 @@ def test_doctor_flags_an_outdated_plugin(tmp_path: Path, monkeypatch, capsys) ->
     assert "MISMATCH" in capsys.readouterr().out
 
 
-def test_stats_reads_what_the_engine_recorded(tmp_path: Path, capsys) -> None:
+def test_stats_reads_a_record_from_before_the_bills(tmp_path: Path, capsys) -> None:
+    """A stats.json written before the two bills were kept reads as it did, its bills shown as '-'."""
     record = {"session": "ses_a", "step": 12, "parts": 40, "compressed": 9, "tokens_before": 20000, "tokens_after": 5000}
     folder = tmp_path / ".deep-memory/sessions/ses_a"
     folder.mkdir(parents=True)
     (folder / "stats.json").write_text(json.dumps(record))
     assert main(["stats", "--root", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "ses_a" in out and "75.0%" in out and "total (1 sessions)" in out
+    row = next(line for line in out.splitlines() if line.startswith("ses_a"))
+    assert "75.0%" in row and row.split()[-3:] == ["-", "-", "-"] and "total (1 sessions)" in out
     assert main(["stats", "--json", "--root", str(tmp_path)]) == 0
-    assert json.loads(capsys.readouterr().out) == record
+    assert json.loads(capsys.readouterr().out) == {**record, "cost_with": 0.0, "cost_without": 0.0}
+
+
+def test_stats_shows_both_bills(tmp_path: Path, capsys) -> None:
+    """What each session cost with deepmem and would have cost without, and the ratio; the total sums them."""
+    for session, with_, without in (("ses_a", 0.9, 1.0), ("ses_b", 2.1, 2.0)):
+        folder = tmp_path / ".deep-memory/sessions" / session
+        folder.mkdir(parents=True)
+        record = {"session": session, "step": 3, "cost_with": with_, "cost_without": without}
+        (folder / "stats.json").write_text(json.dumps(record))
+    assert main(["stats", "--root", str(tmp_path)]) == 0
+    rows = {line.split()[0]: line.split()[-3:] for line in capsys.readouterr().out.splitlines() if line.startswith(("ses_", "total"))}
+    assert rows["ses_a"] == ["0.90", "1.00", "0.90×"]
+    assert rows["ses_b"] == ["2.10", "2.00", "1.05×"]
+    assert rows["total"] == ["3.00", "3.00", "1.00×"]
 
 
 @pytest.mark.parametrize("content", ["{not json", "[]"])

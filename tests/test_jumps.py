@@ -14,6 +14,8 @@ from bench.corpora import SHARED
 from deepmem import prices as prices_module
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import (
+    NO_FRAME,
+    RequestFrame,
     Sizes,
     cold_steps,
     fixed_jumps,
@@ -23,6 +25,7 @@ from deepmem.jumps import (
     release_pays,
     request_pauses,
     request_times,
+    running_bills,
     step_cost,
 )
 from deepmem.plan import apply_transform, plan_transform
@@ -42,8 +45,10 @@ DEFAULTS = Settings()
 MINUTE = 60_000
 
 
-def sizes_of(messages: list[dict], settings: Settings = DEFAULTS, prices: PriceModel = ANTHROPIC) -> Sizes:
-    return session_sizes(messages, settings, prices)
+def sizes_of(
+    messages: list[dict], settings: Settings = DEFAULTS, prices: PriceModel = ANTHROPIC, frame: RequestFrame = NO_FRAME
+) -> Sizes:
+    return session_sizes(messages, settings, prices, frame)
 
 
 def django() -> list[dict]:
@@ -311,6 +316,30 @@ def test_a_jump_from_our_mark_leaves_every_message_before_it_as_the_previous_req
                 checked += 1
         previous = sent, plan
     assert checked
+
+
+def test_the_running_bills_carry_the_frame_and_deepmem_s_additions() -> None:
+    """Without jumps the two bills differ by deepmem's additions alone: written at the cold first
+    request, read at every other; the host's frame is on both."""
+    sizes = Sizes((1000, 3000, 6000), (1000, 3000, 6000), (True, False, False), (), 4, RequestFrame(host=7000, added=500))
+    bills = running_bills(sizes, (0,), DEFAULTS, ANTHROPIC)
+    rent = ANTHROPIC.rent
+    assert bills.none == pytest.approx(1000 + 7000 + rent(1000) + 2000 + rent(7000) + rent(3000) + 3000 + rent(7000))
+    assert bills.deepmem - bills.none == pytest.approx(500 + 2 * rent(500))
+    assert bills.dollars(ANTHROPIC) == pytest.approx((bills.deepmem * 3.75e-6, bills.none * 3.75e-6))
+
+
+def test_the_bills_show_a_session_built_to_be_unprofitable_behind() -> None:
+    """A few long requests, with 1,500 tokens of additions, then the session stops (its first 44
+    steps): its last jump has not paid back what it wrote again, and the bills say so. The same
+    session going on for 13 more steps pays it back."""
+    frame = RequestFrame(host=7_018, added=1_500)
+    for steps, behind in ((44, True), (57, False)):
+        sizes = sizes_of(django()[: list(step_indexes(django()))[steps - 1] + 1], frame=frame)
+        jumps = priced_jumps(sizes, DEFAULTS, ANTHROPIC)
+        assert len(jumps) == 3
+        bills = running_bills(sizes, jumps, DEFAULTS, ANTHROPIC)
+        assert (bills.deepmem > bills.none) is behind
 
 
 def test_a_jump_costs_more_where_the_cache_is_read_only_at_marks() -> None:

@@ -1,4 +1,4 @@
-"""What compression saved per session: a plan's totals, the toast, and `sessions/<sid>/stats.json`."""
+"""What compression saved per session and its two running bills: a plan's totals, the toast, and `sessions/<sid>/stats.json`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import msgspec
 import orjson
 
 from deepmem.disk import PRIVATE
+from deepmem.jumps import Bills
 from deepmem.plan import TransformPlan
+from deepmem.prices import PriceModel
 from deepmem.redact import Redactor
 from deepmem.types import SavedTotals
 from deepmem.writer import write_shared_json
@@ -17,15 +19,18 @@ STATS_FILE = "stats.json"
 """Read by `deepmem stats`."""
 
 
-def plan_totals(plan: TransformPlan) -> SavedTotals:
-    """Whole-history totals of a plan, for stats and the toast."""
+def plan_totals(plan: TransformPlan, prices: PriceModel) -> SavedTotals:
+    """Whole-history totals of a plan, for stats and the toast, with the session's two running
+    bills in dollars at `prices`."""
     rows = plan.stats.values()
+    bills = plan.bills or Bills()
     return SavedTotals(
         plan.layout.step,
         sum(row.parts for row in rows),
         sum(row.compressed for row in rows),
         sum(row.tokens_before for row in rows),
         sum(row.tokens_after for row in rows),
+        *bills.dollars(prices),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import msgspec
 
 from deepmem.bridge.edits import append_edit, diff_held
@@ -10,10 +12,14 @@ from deepmem.bridge.protocol import ProtocolError, Transform, TransformReply, Wi
 from deepmem.bridge.session import absorb, forget_held
 from deepmem.bridge.sessions import Sessions, state_key
 from deepmem.bridge.stats import plan_totals
+from deepmem.bridge.tools import TOOL_SCHEMAS
 from deepmem.ccr import CCRStore
 from deepmem.config import Config
+from deepmem.frame import OPENCODE_FRAME_TOKENS
+from deepmem.jumps import RequestFrame
 from deepmem.plan import TransformPlan, plan_transform
 from deepmem.prices import PriceModel, resolve_prices
+from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Settings
 
 STORED_KEYS_CAP = 100_000
@@ -42,11 +48,13 @@ class Transformer:
                 forget_held(state)
             raise
         # The plugin's transport digests already name each message's content.
+        prices = self.session_prices(request.session, messages)
         plan = plan_transform(
             messages,
             self.session_settings(request.session),
             digests=[digest.encode() for digest in state.digests],
-            prices=self.session_prices(request.session, messages),
+            prices=prices,
+            frame=self.request_frame(state.stable_block),
         )
         self.store_originals(plan)
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
@@ -64,7 +72,7 @@ class Transformer:
             self.injection.add_whisper(state, request.session, messages)
             wanted.update(state.appends)
             wanted.update(tail_edits(request.session, plan, messages))
-            state.saved = plan_totals(plan)
+            state.saved = plan_totals(plan, prices)
         edits, drop = diff_held(state, wanted)
         return TransformReply(
             edits=edits, drop=drop, step=plan.layout.step, boundary=plan.layout.boundary, tier=plan.tier
@@ -76,6 +84,16 @@ class Transformer:
         if self.config.compress.context_window or not window:
             return self.config.compress
         return msgspec.structs.replace(self.config.compress, context_window=window)
+
+    def request_frame(self, stable_block: str | None) -> RequestFrame:
+        """What every request of a session carries before its messages, estimated: OpenCode's system
+        prompt and tools and the user's own (`[cost] frame_tokens`); deepmem's tool schemas and the
+        session's stable block (frozen at its first request: none is known before it, when no jump can
+        be made)."""
+        return RequestFrame(
+            host=OPENCODE_FRAME_TOKENS + self.config.cost.frame_tokens,
+            added=tool_schema_tokens() + estimate_tokens(stable_block or ""),
+        )
 
     def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
         """The prices the session's jumps are weighed with: `[cost]`, else the model's own as
@@ -90,6 +108,12 @@ class Transformer:
             if original.key not in self.stored_keys:
                 self.store.put(original.key, original.text)
                 self.stored_keys.add(original.key)
+
+
+@cache
+def tool_schema_tokens() -> int:
+    """Estimated tokens of deepmem's tool schemas, as every request's tool list carries them."""
+    return sum(estimate_tokens(msgspec.json.encode(schema).decode()) for schema in TOOL_SCHEMAS)
 
 
 def tail_edits(session_id: str, plan: TransformPlan, messages: list[Message]) -> dict[str, WireEdit]:

@@ -33,10 +33,18 @@ def load_records(root: str | os.PathLike[str]) -> list[SessionTotals]:
 
 def format_table(records: list[SessionTotals]) -> str:
     """One row per session plus a total row."""
-    header = f"{'session':<34}{'steps':>7}{'parts':>8}{'cut':>7}{'tokens before':>15}{'after':>10}{'saved':>8}"
+    header = (
+        f"{'session':<34}{'steps':>7}{'parts':>8}{'cut':>7}{'tokens before':>15}{'after':>10}{'saved':>8}"
+        f"{'$ with':>10}{'$ without':>11}{'cost':>8}"
+    )
     total = SavedTotals(*(sum(getattr(record, name) for record in records) for name in SavedTotals.__struct_fields__))
     lines = [header, "-" * len(header), *(row(record.session, record) for record in records), "-" * len(header)]
     lines.append(row(f"total ({len(records)} sessions)", total))
+    lines.append(
+        "$ with, $ without: what the session's requests have cost so far with deepmem and would have"
+        " cost without it (estimated, whole requests at the session's prices; '-' for a session"
+        " recorded before the bills were kept)"
+    )
     return "\n".join(lines)
 
 
@@ -46,8 +54,16 @@ def row(label: str, totals: SavedTotals) -> str:
     saved = f"{100 * (before - after) / before:.1f}%" if before else "-"
     return (
         f"{label:<34}{totals.step:>7}{totals.parts:>8}{totals.compressed:>7}"
-        f"{before:>15,}{after:>10,}{saved:>8}"
+        f"{before:>15,}{after:>10,}{saved:>8}" + bills(totals)
     )
+
+
+def bills(totals: SavedTotals) -> str:
+    """The two bills and their ratio as table cells ('-' for a record kept without them)."""
+    with_, without = totals.cost_with, totals.cost_without
+    if not without:
+        return f"{'-':>10}{'-':>11}{'-':>8}"
+    return f"{with_:>10.2f}{without:>11.2f}{with_ / without:>7.2f}×"
 
 
 def run(args: argparse.Namespace) -> int:
