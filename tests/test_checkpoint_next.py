@@ -7,6 +7,7 @@ import base64
 import re
 from pathlib import Path
 
+from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
 from deepmem.checkpoints.render import NEWEST_TOKENS, SECTIONS, checkpoint_sections
 from deepmem.checkpoints.store import LATEST
@@ -182,7 +183,8 @@ def quoted_newest(markdown: str) -> str:
 
 REVIEW = ("in parse.go: the lexer drops the position of the token that failed, so the error says line 0. "
           "Keep the position in the token and report it, like the other parsers in this folder do, and keep "
-          "the old error text for the callers that match on it.\n"
+          "the old error text for the callers that match on it. The message stays on one line, since the editor "
+          "plugins parse it.\n"
           "1. add `pos int` to `token`\n2. set it in `next()`\n3. use it in `errorAt` and test it in lex_test.go\n"
           "This makes the errors point at the real line rather than the first one.")
 
@@ -244,3 +246,21 @@ def test_a_turn_the_user_interrupted_is_no_request(tmp_path: Path) -> None:
     markdown = checkpoint_of(messages, tmp_path)
     assert "interrupted" not in markdown
     assert "- newest request (step 6):\n> and keep the `errorPosition` helper in lex.go" in markdown
+
+
+def many_changes(count: int) -> list[dict]:
+    """A session that changes `count` files, each edit holding two code names."""
+    return [user("Rename the handlers across the service"),
+            *(assistant(call("edit", filePath=f"{ROOT}/internal/handlers/handler_{n:02}.go",
+                             oldString=f"func oldHandlerName{n}(", newString=f"func newHandlerName{n}(ctx contextValue{n}")) for n in range(count))]
+
+
+def test_a_cut_resume_block_fits_its_budget_in_real_tokens_and_keeps_the_newest_files(tmp_path: Path) -> None:
+    """The estimate counts this Markdown low: fitted to the budget less the estimate's error, the block fits in
+    o200k tokens too; files are listed most recently changed first, so the cut keeps those."""
+    checkpoint_of([*many_changes(60), user(REVIEW)], tmp_path)
+    block = resume_block(tmp_path)
+    assert block is not None and "handler_00.go" not in block, "the block was cut"
+    assert TokenCounter().count(block) <= RESUME_BUDGET_TOKENS
+    assert "`internal/handlers/handler_59.go`" in block and "`newHandlerName59`" in block
+    assert all(line in block for line in REVIEW.splitlines()), "the newest request's lines stay whole when cut"

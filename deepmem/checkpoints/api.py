@@ -43,13 +43,19 @@ CONTINUATION_OPEN = (
     "written from every message and tool call, is below: go on from its latest requests, files and commands "
     "where the summary above leaves them out.\n\n"
 )
-SECTION_CAPS = (12, 8, 5, 3, 2, 1)
+SECTION_CAPS = tuple(range(16, 0, -1))
 """Lines kept per section, tried in turn until the resume block fits its budget."""
 SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "Critical context": 1.5,
                    "Next steps": 0.5, "Progress": 0.1, "Key decisions": 0.1, "Constraints": 0.1}
 """A section keeps its weight times the cap (at least one line): what the next session goes on with
 (the latest requests, the files, live errors, commands and code names) before what was settled."""
 LINE_CHARS = 300
+"""A line longer than this is cut once sections are capped, but a quoted request line (`> `): the checkpoint
+bounded the requests already, and the newest one is meant to stay whole."""
+ESTIMATE_ERROR = 0.15
+"""The token estimate's error bound (`deepmem.tokens`): a block is fitted to its budget less this share, so that it
+stays within the budget in the model's own tokens too (checkpoint Markdown counts about 13% above the estimate on
+claude-entire's compactions)."""
 
 
 def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -130,12 +136,14 @@ def continuation_block(root: str | os.PathLike[str], session_id: str, budget: in
 
 
 def fitted_block(opening: str, body: str, budget: int) -> str:
-    """The body between `opening` and the close, its sections cut in turn until it fits `budget` tokens."""
+    """The body between `opening` and the close, its sections cut in turn until it fits `budget` tokens (estimated,
+    less the estimate's error)."""
+    room = int(budget / (1 + ESTIMATE_ERROR))
     for cap in (None, *SECTION_CAPS):
         block = opening + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
-        if estimate_tokens(block) <= budget:
+        if estimate_tokens(block) <= room:
             return block
-    return opening + clip_to_budget(cap_sections(body, 1), budget, opening) + RESUME_CLOSE
+    return opening + clip_to_budget(cap_sections(body, 1), room, opening) + RESUME_CLOSE
 
 
 def related_section(root: str | os.PathLike[str]) -> str:
@@ -157,7 +165,7 @@ def cap_sections(markdown: str, cap: int) -> str:
             out.append(line)
         elif kept < limit:
             kept += 1
-            out.append(line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…")
+            out.append(line if len(line) <= LINE_CHARS or line.startswith("> ") else line[: LINE_CHARS - 1] + "…")
     return "\n".join(out) + "\n"
 
 

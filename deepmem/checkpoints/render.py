@@ -151,14 +151,15 @@ def cut_to(line: str, budget: int) -> str:
 
 
 def file_lines(findings: Findings) -> list[str]:
-    """Each file changed, how and when, with the code names its edits hold."""
+    """Each file changed, how and when, with the code names its edits hold; the most recently changed first, since
+    a resume block cut short keeps a section's first lines."""
     names: dict[str, list[str]] = {}
     for name, where in findings.context.names:
         names.setdefault(where, []).append(name)
     return [
         f"- `{f.path}` — {', '.join(f.actions)} ×{f.times} (steps {f.first_step}–{f.last_step})"
         + (" · " + ", ".join(f"`{name}`" for name in names[f.path]) if names.get(f.path) else "")
-        for f in findings.files
+        for f in sorted(findings.files, key=lambda f: -f.last_step)
     ]
 
 
