@@ -8,12 +8,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
+from deepmem.checkpoints.api import (
+    QUIET_OUTPUT_CHARS,
+    RESUME_BUDGET_TOKENS,
+    compact,
+    extraction_view,
+    resume_block,
+)
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
 from deepmem.config import Config
 from deepmem.project import Project
+from deepmem.redact import Redactor
 from deepmem.sealed import MAGIC, read_sealed
 from deepmem.tokens import estimate_tokens
 
@@ -190,3 +197,19 @@ def test_a_secret_is_redacted_before_a_long_line_is_clipped(tmp_path: Path) -> N
     compact(Project.load(tmp_path), SID, [{"info": {"role": "user", "id": "m0"}, "parts": [{"type": "text", "text": text}]}])
     checkpoint = (tmp_path / ".deep-memory" / "checkpoint.md").read_text()
     assert "word word" in checkpoint and body[:12] not in checkpoint and body[::-1][:12] not in checkpoint
+
+
+def test_the_extractors_read_redacted_text_and_only_the_head_of_what_worked() -> None:
+    """Secrets are redacted everywhere; a failing call keeps its whole output, one that worked its head."""
+    key = "sk-" + "proj-" + "Zq3Xv8Lm2Np7Rt5Wy9Bc4Df6Gh1Jk0MnQ2s"
+    def bash(output: str, code: int) -> dict:
+        return {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": f"run {key}"},
+                                                          "output": output, "metadata": {"exit": code}}}
+    long = "x" * 5_000 + f"\nOPENAI_API_KEY={key}\n"
+    messages = [{"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": f"use {key}"}]},
+                {"info": {"id": "m2", "role": "assistant"}, "parts": [bash(long, 0), bash(long, 1)]}]
+    view = extraction_view(messages, Redactor())
+    worked, failed = (part["state"] for part in view[1]["parts"])
+    assert key not in orjson.dumps(view).decode()
+    assert len(worked["output"]) == QUIET_OUTPUT_CHARS and failed["output"].endswith("OPENAI_API_KEY=[REDACTED:openai-key]\n")
+    assert messages[1]["parts"][0]["state"]["output"] == long

@@ -20,10 +20,12 @@ from deepmem.checkpoints.store import (
 from deepmem.config import memory_dir
 from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
+from deepmem.extractors.calls import exit_code
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
 from deepmem.project import Project
+from deepmem.redact import Redactor
 from deepmem.sessionio import validate_messages
 from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
@@ -50,6 +52,8 @@ SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "
 """A section keeps its weight times the cap (at least one line): what the next session goes on with
 (the latest requests, the files, live errors, commands and code names) before what was settled."""
 LINE_CHARS = 300
+QUIET_OUTPUT_CHARS = 200
+"""What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
 """A line longer than this is cut once sections are capped, but a quoted request line (`> `): the checkpoint
 bounded the requests already, and the newest one is meant to stay whole."""
 ESTIMATE_ERROR = 0.15
@@ -70,7 +74,7 @@ def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str
     """
     result: dict[str, Any] = {"prompt": "", "context": [], "written": []}
     try:
-        findings = findings_for(root.redactor.json(messages))
+        findings = findings_for(extraction_view(messages, root.redactor))
     except DeepmemError as exc:
         return {**result, "error": str(exc)}
     markdown = render_checkpoint(findings, str(session_id))
@@ -108,6 +112,28 @@ def nothing_new(findings: Findings) -> bool:
     progress, context = findings.progress, findings.context
     return not (progress.task or progress.requests or progress.todos or findings.files or findings.errors
                 or context.commands or context.reads)
+
+
+def extraction_view(messages: object, redactor: Redactor) -> object:
+    """The messages as the extractors read them: every string redacted, and the output of each tool call that ended
+    well cut to its first `QUIET_OUTPUT_CHARS` (no extractor reads further: what a call that worked printed is most
+    of a session and nothing a checkpoint keeps, so it is not worth redacting)."""
+    if not isinstance(messages, list):
+        return messages
+    return redactor.json([{**message, "parts": [quiet_output_cut(part) for part in message["parts"]]}
+                          if isinstance(message, dict) and isinstance(message.get("parts"), list) else message
+                          for message in messages])
+
+
+def quiet_output_cut(part: object) -> object:
+    """A tool part whose call completed without a failing exit, its output cut to its head; any other part as it is."""
+    state = part.get("state") if isinstance(part, dict) and part.get("type") == "tool" else None
+    if not isinstance(state, dict) or state.get("status") != "completed" or not isinstance(state.get("output"), str):
+        return part
+    output = state["output"]
+    if exit_code(state, output) or len(output) <= QUIET_OUTPUT_CHARS:
+        return part
+    return {**part, "state": {**state, "output": output[:QUIET_OUTPUT_CHARS]}}
 
 
 def findings_for(messages: object) -> Findings:
