@@ -6,9 +6,10 @@
   tokens for a user's own (AGENTS.md, MCP tools). For a corpus that recorded its provider's
   usage (claude-entire), `--frame real` takes each session's own prefix from its first
   requests instead (`bench/usage.py`).
-- deepmem's own additions, on its side only: its 4 tool schemas, as OpenCode sends a tool
-  to the provider; and per session the stable block and the whispers the bridge would give
-  it, with memory built from the corpus's earlier sessions of the same repository, in the
+- deepmem's own additions (`deepmem.additions`), on its side only: its tool schemas, as
+  OpenCode sends a tool to the provider; and per session the memory block, the resume block
+  (when the session's first request continues the latest checkpoint) and the whispers the
+  bridge would give it, with memory built from the corpus's earlier sessions of the same repository, in the
   order they started, as the product builds it (the checkpoint at each session's end, which
   runs `/dream` on its schedule; see `bench.runners.memory_history`). A session with no
   earlier session of its repository starts from an empty memory. These are built once per
@@ -34,13 +35,15 @@ from bench.corpora import REPOSITORY
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
 from bench.usage import one_hour_sessions, session_usage
+from deepmem.additions import Additions, first_request
 from deepmem.project import Project
-from deepmem.replay import Additions
 from deepmem.sessionio import read_session
 from deepmem.writer import write_given
 
 CAPTURED_REQUEST = REPOSITORY.parent / "shared" / "reference" / "opencode-1.18.33" / "provider-request.last.json"
 """A request OpenCode 1.18.33 sent, with its system prompt and its built-in tool definitions."""
+RESUME_MARK = "<deepmem-resume>"
+"""Where the resume block starts in a session's frozen block (after the memory block)."""
 
 
 class Frame(msgspec.Struct, frozen=True):
@@ -134,17 +137,19 @@ def corpus_additions(folder: Path, corpus: str, rebuild: bool = False) -> dict[s
     """Session file stem → what deepmem adds to its requests (tool schemas, stable block, whispers)."""
     path = additions_path(corpus)
     if path.is_file() and not rebuild:
-        built = msgspec.json.decode(path.read_bytes(), type=dict[str, Additions])
-    else:
-        built = build_additions(folder)
-        if built:
-            write_given(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
+        try:
+            return msgspec.json.decode(path.read_bytes(), type=dict[str, Additions])
+        except msgspec.ValidationError:
+            print(f"bench: {path.name} holds an older form of the additions: building them again", file=sys.stderr)
+    built = build_additions(folder)
+    if built:
+        write_given(path, msgspec.json.format(msgspec.json.encode(built), indent=1))
     return built
 
 
 def session_additions(built: dict[str, Additions], stem: str) -> Additions:
     """A session's additions; a session memory never saw gets the tool schemas alone."""
-    return built.get(stem) or Additions(frame=deepmem_tool_tokens())
+    return built.get(stem) or Additions(tools=deepmem_tool_tokens())
 
 
 def build_additions(folder: Path) -> dict[str, Additions]:
@@ -175,8 +180,7 @@ def given_and_learned(root: Project, path: Path) -> Additions:
 
     messages = read_session(str(path)).messages
     sid = path.stem
-    block = Engine(root).injection.system([], sid).append
-    stable = block[0] if block else ""
+    stable = Engine(root).injection.start_block(sid, first_request(messages))
     now = session_time(messages)
     whispers: dict[str, str] = {}
     shown = stable
@@ -189,5 +193,6 @@ def given_and_learned(root: Project, path: Path) -> Additions:
             whispers[str(message["info"].get("id", ""))] = text
             shown += "\n" + text
     compact(root, sid, messages)
+    memory, mark, resume = stable.partition(RESUME_MARK)
     counter = TokenCounter()
-    return Additions(frame=deepmem_tool_tokens() + counter.count(stable), whispers=whispers)
+    return Additions(deepmem_tool_tokens(), counter.count(memory.strip()), counter.count(mark + resume) if mark else 0, whispers)

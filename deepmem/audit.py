@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import msgspec
 
+from deepmem.additions import Additions
 from deepmem.cache_mark import MARK_NAME
 from deepmem.history import visible_text
 from deepmem.part_marks import CompressedMark, part_mark
 from deepmem.plan import TransformPlan
 from deepmem.prices import FAMILIES, REPORTED
-from deepmem.replay import Additions, Deepmem, Uncompressed, replay_session
+from deepmem.replay import Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens
 from deepmem.types import Message, Settings
 

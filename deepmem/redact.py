@@ -13,7 +13,7 @@ import re
 from functools import cached_property, lru_cache
 from typing import Any
 
-from deepmem.secret_rules import FIRST_RULES, OWN_RULES, Rule, detect_secrets_rules, secret_span
+from deepmem.secret_rules import FIRST_RULES, MIN_VALUE, OWN_RULES, Rule, detect_secrets_rules, secret_span
 
 MARK = "[REDACTED:{}]"
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -52,8 +52,9 @@ class Redactor:
         return [(rule.needles, rule.regex, _replacer(rule)) for rule in (*default_rules(), *self.extra)]
 
     def text(self, text: str, found: list[tuple[str, str]] | None = None) -> str:
-        """The text with every secret replaced by its marker; each (kind, secret) replaced is added to `found`."""
-        if not self.enabled or not text:
+        """The text with every secret replaced by its marker; each (kind, secret) replaced is added to `found` (a text
+        shorter than the shortest secret, `MIN_VALUE`, is not searched)."""
+        if not self.enabled or len(text) < MIN_VALUE:
             return text
         lowered = text.lower()
         for needles, regex, replace in self.table:

@@ -24,6 +24,7 @@ from typing import Protocol
 import msgspec
 
 from deepmem.accounting import Meter
+from deepmem.additions import Additions
 from deepmem.context import request_units
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import request_pauses, request_times
@@ -66,15 +67,6 @@ class Uncompressed:
 
 WHISPER_PREFIX = "prt_deepmem_whisper_"
 """Id prefix of a whisper part; the user message's id follows."""
-
-
-class Additions(msgspec.Struct, frozen=True):
-    """What deepmem adds to one session's requests besides its edits and nudges."""
-
-    frame: int = 0
-    """Tokens before the messages: its tool schemas and its stable block."""
-    whispers: dict[str, str] = {}
-    """User message id → the whisper appended after it (memory hits for that message)."""
 
 
 class Deepmem:

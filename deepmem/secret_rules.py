@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 
 LEFT_OUT = {"IPPublicDetector", "PrivateKeyDetector"}
 """detect-secrets plugins not used: a public IP is not a secret; the private-key plugin flags only the header line."""
+PLUGIN_NEEDLES = {
+    "IbmCosHmacDetector": ("secret",),
+    "IbmCloudIamDetector": ("key", "pwd", "pass", "token"),
+    "SoftlayerDetector": ("key", "pwd", "pass", "token", "softlayer"),
+    "CloudantDetector": ("key", "pwd", "pw", "pass", "token", "cloudant"),
+    "ArtifactoryDetector": ("akc", "ap"),
+    "AWSKeyDetector": ("a3t", "abia", "acca", "akia", "asia", "aws"),
+}
+"""Words one of which a text must hold for a detect-secrets plugin's regexes to match (each regex names them), so
+texts without them are not searched: these plugins' regexes try several optional prefixes at every position."""
 VALUE_SHAPED = {"BasicAuthDetector"}
 """detect-secrets plugins whose hit is any value in a credential's place (`://user:VALUE@`): it must pass `is_secret_value`."""
 MIN_VALUE = 8
@@ -150,7 +160,8 @@ def detect_secrets_rules() -> list[Rule]:
             if (issubclass(plugin, base) and plugin.__module__ == loaded.__name__
                     and not inspect.isabstract(plugin) and name not in LEFT_OUT):
                 check = _confirmed_by(plugin(), name in VALUE_SHAPED)
-                rules += [Rule(_slug(plugin.secret_type), regex, check=check) for regex in plugin.denylist]
+                needles = PLUGIN_NEEDLES.get(name, ())
+                rules += [Rule(_slug(plugin.secret_type), regex, needles, check) for regex in plugin.denylist]
     return sorted(rules, key=lambda rule: rule.kind)
 
 
@@ -210,11 +221,13 @@ OWN_RULES = (
     _rule("url-secret-parameter", ("sig", "token", "key", "secret", "password", "auth", "credential"),
           r"(?i)[?&;](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|access_token|token|api_?key"
           r"|key|secret|client_secret|password|auth)=(?P<secret>[^&\s#\"'`<>]{8,})", check=True),
-    _rule("command-line-secret", ("pass", "token", "key", "secret", "-p", "-u"),
-          r"(?i)(?:--(?:password|passwd|pass|token|api-?key|secret|access-key|secret-key|auth-token|with-token"
-          r"|client-secret)(?:=|[ \t]+)|\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
-          r"|\b(?:sshpass|docker[ \t]+login|podman[ \t]+login|helm[ \t]+registry[ \t]+login)\b[^\n]*?[ \t]-p[ \t]*"
-          r"|\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[^\s:]+:)[\"']?(?P<secret>[^\s\"'`]+)", check=True),
+    _rule("command-line-secret", ("--",),
+          r"--(?i:password|passwd|pass|token|api-?key|secret|access-key|secret-key|auth-token|with-token"
+          r"|client-secret)(?:=|[ \t]+)[\"']?(?P<secret>[^\s\"'`]+)", check=True),
+    _rule("command-line-secret", ("mysql", "mariadb", "sshpass", "login", "curl"),
+          r"(?:(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p"
+          r"|(?:sshpass|docker[ \t]+login|podman[ \t]+login|helm[ \t]+registry[ \t]+login)\b[^\n]*?[ \t]-p[ \t]*"
+          r"|curl\b[^\n]*?[ \t](?:-u|--user)[ \t]+[^\s:]+:)[\"']?(?P<secret>[^\s\"'`]+)", check=True),
     _rule("spoken-password", ("password", "passwd"), r"(?i)\b(?:password|passwd)[ \t]+(?P<secret>(?=[^\s\\\"'`,;]*\d)[^\s\\\"'`,;]+)",
           check=True),
     _rule("assignment", ("passw", "passphrase", "pwd", "secret", "token", "key", "credential"),

@@ -82,7 +82,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     elif op == "hello":
         request.update(version=draw(st.sampled_from([__version__, "0"])), protocol=draw(st.sampled_from([PROTOCOL, 99])))
     elif op == "tool":
-        request.update(name=draw(st.sampled_from(["memory_search", "memory_store", "memory_forget", "deep_expand", "x"])),
+        request.update(name=draw(st.sampled_from(["memory_search", "memory_store", "deep_expand", "x"])),
                        args=draw(st.dictionaries(st.sampled_from(["query", "text", "type", "target", "key", "k", "lines"]),
                                                  json_values, max_size=3)))
     elif op == "shutdown":

@@ -186,9 +186,8 @@ def test_a_hot_file_that_is_gone_leaves_the_block(root: Path) -> None:
 
 
 def test_a_project_with_no_history(root: Path) -> None:
-    """Nothing stored: a block with the tool hint only, no whisper, no resume, empty search."""
-    block = api.stable_block(root)
-    assert inject.TOOL_HINT in block and "Commands" not in block and "Files changed" not in block
+    """Nothing stored: no memory block, no whisper, no resume, empty search."""
+    assert api.stable_block(root) == ""
     assert api.whisper(root, "How does the release script work?") is None
     assert resume_block(root) is None
     assert api.search(root, "release script", 3) == []

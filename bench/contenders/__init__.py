@@ -19,8 +19,9 @@ from bench.contenders.hindsight import Hindsight
 from bench.contenders.masking import MaskOldOutputs
 from bench.contenders.opencode_prune import OpenCodePrune
 from bench.corpora import corpora
+from deepmem.additions import Additions
 from deepmem.prices import PriceModel, with_lifetime
-from deepmem.replay import Additions, Contender, Deepmem, Uncompressed
+from deepmem.replay import Contender, Deepmem, Uncompressed
 from deepmem.types import Message, Settings
 
 

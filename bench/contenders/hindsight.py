@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from deepmem.additions import Additions
 from deepmem.history import message_steps
 from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
 from deepmem.prices import PriceModel
-from deepmem.replay import Additions, Deepmem
+from deepmem.replay import Deepmem
 from deepmem.schedule import session_sizes
 from deepmem.types import Message, Settings
 

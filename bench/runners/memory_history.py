@@ -168,8 +168,7 @@ def measure_session(root: Project, sid: str, messages: list[dict[str, Any]], see
                     before: dict[str, Any]) -> dict[str, Any]:
     """The figures of one session against the memory built from the sessions before it."""
     now = session_time(messages)
-    block = Engine(root).injection.system([], sid).append
-    stable = block[0] if block else ""
+    stable = Engine(root).injection.start_block(sid, seen.first_request)
     first = whisper(root, seen.first_request, now, stable)
     start = "\n\n".join(part for part in (stable, first) if part)
     ceiling = {path for path in seen.files if path in before["touched"]}

@@ -23,7 +23,7 @@ def compacting(project: Project, sessions: Sessions, injection: Injection, sessi
         log.warning("checkpoint of %s: %s", session_id, result["error"])
     # The compaction replaces the whole history, so the cache is rewritten anyway: the block is
     # frozen anew with the session's checkpoint, which the continuation then sees at every step.
-    injection.freeze_block(session_id, "continuation_block", project, session_id)
+    injection.freeze_block(session_id, features.CHECKPOINTS, "continuation_block", project, session_id)
     return CompactingReply(
         prompt=result.get("prompt") or None,
         context=[str(item) for item in result.get("context") or []],

@@ -14,6 +14,7 @@ from deepmem.bridge.protocol import ProtocolError
 
 MEMORY = "deepmem.memory.api"
 CHECKPOINTS = "deepmem.checkpoints.api"
+RESUME = "deepmem.checkpoints.resume"
 SLASH = "deepmem.checkpoints.slash"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from deepmem.additions import first_request
 from deepmem.bridge import features
 from deepmem.bridge.protocol import SystemReply
 from deepmem.bridge.session import SessionState
@@ -50,21 +51,26 @@ class Injection:
         return SystemReply(append=[block] if block else [])
 
     def stable_block(self, session_id: str) -> str:
-        """Memory stable block + resume block of a new session, computed once and kept on disk (a
+        """The session's block, decided at its first request from what that request shows and kept on disk (a
         restarted engine reads it back with the session)."""
         state = self.sessions.get(session_id)
         if state.stable_block is not None:
             return state.stable_block
         new = state.created or not any(m["info"].get("role") == "assistant" for m in state.messages)
-        return self.freeze_block(session_id, "resume_block", self.project) if new else self.freeze_block(session_id)
+        return self.start_block(session_id, first_request(state.messages)) if new else self.freeze_block(session_id)
+
+    def start_block(self, session_id: str, request: str) -> str:
+        """A new session's block: memory's block, then the resume block when its first request continues the
+        latest checkpoint; frozen."""
+        return self.freeze_block(session_id, features.RESUME, "continued_resume_block", self.project, request)
 
     def freeze_block(self, session_id: str, *checkpoint: Any) -> str:
-        """Memory's stable block, then the checkpoint block `checkpoint` names (a function of the checkpoints
-        feature and its arguments), frozen as the session's block and kept on disk."""
+        """Memory's stable block, then the checkpoint block `checkpoint` names (a feature module, its function and
+        the function's arguments), frozen as the session's block and kept on disk."""
         with self.memory_lock:
             pieces = [features.optional_feature(features.MEMORY, "stable_block", self.project)]
         if checkpoint:
-            pieces.append(features.optional_feature(features.CHECKPOINTS, *checkpoint))
+            pieces.append(features.optional_feature(*checkpoint))
         state = self.sessions.get(session_id)
         block = "\n\n".join(piece.strip() for piece in pieces if piece and piece.strip())
         path = self.sessions.folder(session_id) / STABLE_BLOCK_FILE

@@ -1,4 +1,4 @@
-"""The plugin's tools: memory_search, memory_store, memory_forget and deep_expand.
+"""The plugin's tools: memory_search, memory_store and deep_expand.
 
 Each tool's arguments are one Struct: it decodes the call here, and its JSON Schema (the
 Struct's docstring is the tool's description, each field's `Meta` its argument's) is what
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -20,43 +20,31 @@ from deepmem.bridge import features
 from deepmem.bridge.protocol import ProtocolError, ToolSchema
 from deepmem.memory.entries import EntryType
 
-Scope = Literal["project", "global"]
-
 
 class SearchArgs(msgspec.Struct):
-    """Search deepmem's project and global memory (decisions, constraints, gotchas, facts, notes)."""
+    """Search project memory and past sessions."""
 
-    query: Annotated[str, Meta(description="what to look for")]
-    k: Annotated[int, Meta(ge=1, le=50, description="how many hits (default 5)")] = 5
-    scope: Annotated[Literal["all", "project", "global"], Meta(description="where to search (default all)")] = "all"
+    query: str
+    k: Annotated[int, Meta(ge=1, le=50)] = 5
 
 
 class StoreArgs(msgspec.Struct):
-    """Store a durable memory for later sessions: a decision, constraint, gotcha, fact or note."""
+    """Keep a decision, constraint, gotcha or fact for later sessions."""
 
-    text: Annotated[str, Meta(description="the memory, one or two self-contained sentences")]
+    text: Annotated[str, Meta(description="one or two self-contained sentences")]
     type: EntryType = "note"
-    scope: Annotated[Scope, Meta(description="default project")] = "project"
-
-
-class ForgetArgs(msgspec.Struct):
-    """Remove a stored memory, by its id or by text that matches it."""
-
-    target: Annotated[str, Meta(description="memory id or matching text")]
-    scope: Scope = "project"
 
 
 class ExpandArgs(msgspec.Struct):
-    """Restore the original text behind a deepmem marker `[… cut · ccr:KEY · deep_expand to restore]`, whole or a line range."""
+    """Restore text cut behind a `ccr:KEY` marker, whole or lines A-B."""
 
-    key: Annotated[str, Meta(description="the CCR key from the marker (with or without `ccr:`)")]
-    lines: Annotated[str, Meta(description="only lines A-B, 1-based and inclusive, e.g. `120-180`")] = ""
+    key: str
+    lines: Annotated[str, Meta(description="e.g. 120-180")] = ""
 
 
 TOOL_ARGS: dict[str, type[msgspec.Struct]] = {
     "memory_search": SearchArgs,
     "memory_store": StoreArgs,
-    "memory_forget": ForgetArgs,
     "deep_expand": ExpandArgs,
 }
 
@@ -88,15 +76,13 @@ def run_tool(
         raise ProtocolError("bad_request", f"{name}: {exc}") from None
     memory = features.MEMORY
     match call:
-        case SearchArgs(query=query, k=k, scope=scope):
-            hits = features.feature(memory, "search")(root, query, k=k, scope=scope, track=True)
+        case SearchArgs(query=query, k=k):
+            hits = features.feature(memory, "search")(root, query, k=k, scope="all", track=True)
             found = str(features.feature(memory, "format_hits")(hits))
-            together = features.optional_feature(memory, "together", root, query, scope)
+            together = features.optional_feature(memory, "together", root, query, "all")
             return f"{found}\n\nIn past sessions:\n{together}" if together else found
-        case StoreArgs(text=text, type=kind_of_entry, scope=scope):
-            return describe(features.feature(memory, "store")(root, text, type=kind_of_entry, scope=scope))
-        case ForgetArgs(target=target, scope=scope):
-            return describe(features.feature(memory, "forget")(root, target, scope=scope, yes=True))
+        case StoreArgs(text=text, type=kind_of_entry):
+            return describe(features.feature(memory, "store")(root, text, type=kind_of_entry, scope="project"))
         case ExpandArgs(key=key, lines=lines):
             return expand(key, lines)
     raise ProtocolError("unknown_tool", f"no handler for tool {name!r}")

@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from deepmem.accounting import Spread, session_spread
+from deepmem.additions import Additions
 from deepmem.audit import SessionAudit, audit_session, top_savers
 from deepmem.bridge.tools import TOOL_SCHEMAS
 from deepmem.cli import add_root
@@ -24,7 +25,6 @@ from deepmem.memory.api import stable_block
 from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
 from deepmem.prices import REPORTED
 from deepmem.project import Project
-from deepmem.replay import Additions
 from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError, Message
 
@@ -129,7 +129,7 @@ def request_frame(project: Project) -> tuple[int, Additions]:
     memory block on its side (its resume block and whispers are left out: they vary by session)."""
     tools = sum(estimate_tokens(msgspec.json.encode(schema).decode()) for schema in TOOL_SCHEMAS)
     block = stable_block(project)
-    return OPENCODE_FRAME_TOKENS + project.config.cost.frame_tokens, Additions(frame=tools + estimate_tokens(block))
+    return OPENCODE_FRAME_TOKENS + project.config.cost.frame_tokens, Additions(tools=tools, memory=estimate_tokens(block))
 
 
 class ProgressBar:

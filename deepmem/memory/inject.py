@@ -40,10 +40,8 @@ WHISPER_MIN_COVERAGE = 0.5
 """A whisper hit needs this cosine similarity, or this share of the query's terms with some BM25 score."""
 ENTRY_CHARS = 400
 
-TOOL_HINT = (
-    "Memory tools: memory_search(query) finds past sessions and stored memories; memory_store(text, type) keeps a "
-    "decision, constraint, gotcha or fact; deep_expand(key) restores text cut from tool output (key in the marker)."
-)
+BLOCK_TOKENS = 40
+"""The block's own wrapping, counted against its budget."""
 
 
 def _line(entry: Entry, when: str, chars: int = ENTRY_CHARS) -> str:
@@ -56,12 +54,13 @@ def _line(entry: Entry, when: str, chars: int = ENTRY_CHARS) -> str:
 
 def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str]]], rules: list[Entry],
                 decisions: list[Entry], left_out: int = 0, budget: int = STABLE_BUDGET_TOKENS) -> str:
-    """The system-prompt block: the project's commands, its hot files and their roles, its top rules, the tool hint.
+    """The system-prompt block: the project's commands, its hot files and their roles, its top rules; '' when none
+    clears its bar (the tool schemas say what the tools do).
 
     Each part is capped and the whole stays under the budget; entries carry the month they were stored,
     never a relative age: the block must not change with the clock.
     """
-    used = estimate_tokens(TOOL_HINT) + 40
+    used = BLOCK_TOKENS
     sections: list[str] = []
     if commands:
         sections.append("Commands that worked in this project (exit 0; sessions): " + ", ".join(
@@ -81,9 +80,11 @@ def stable_text(commands: list[tuple[str, int]], files: list[tuple[str, list[str
             lines.append(line)
         if lines:
             sections.append("\n".join([title, *lines]))
+    if not sections:
+        return ""
     if left_out:
         sections.append(f"({left_out} more stored; memory_search finds them, and past sessions.)")
-    body = "\n\n".join([*sections, TOOL_HINT])
+    body = "\n\n".join(sections)
     return f"<deep-memory>\n{body}\n</deep-memory>"
 
 

@@ -54,6 +54,10 @@ def marked_project(opencode_project, script=SCRIPT, *, mark: bool = True, files=
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     (project.root / ".deep-memory" / "config.toml").write_text(SETTINGS.format(mark=str(mark).lower()), encoding="utf-8")
+    stored = subprocess.run([sys.executable, "-m", "deepmem", "memory", "add", "--type", "constraint", "--root",
+                             str(project.root), "Count with seq, never with a loop."],
+                            capture_output=True, text=True, check=False)
+    assert stored.returncode == 0, stored.stderr  # a memory block to join to system[0]
     return project
 
 
