@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import msgspec
 
 from deepmem.bridge.edits import append_edit, diff_held
@@ -12,7 +10,7 @@ from deepmem.bridge.protocol import ProtocolError, Transform, TransformReply, Wi
 from deepmem.bridge.session import absorb, forget_held
 from deepmem.bridge.sessions import Sessions, state_key
 from deepmem.bridge.stats import plan_totals
-from deepmem.bridge.tools import TOOL_SCHEMAS
+from deepmem.bridge.tools import TOOL_SCHEMA_TOKENS
 from deepmem.ccr import CCRStore
 from deepmem.config import Config
 from deepmem.frame import OPENCODE_FRAME_TOKENS
@@ -92,7 +90,7 @@ class Transformer:
         be made)."""
         return RequestFrame(
             host=OPENCODE_FRAME_TOKENS + self.config.cost.frame_tokens,
-            added=tool_schema_tokens() + estimate_tokens(stable_block or ""),
+            added=TOOL_SCHEMA_TOKENS + estimate_tokens(stable_block or ""),
         )
 
     def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
@@ -108,12 +106,6 @@ class Transformer:
             if original.key not in self.stored_keys:
                 self.store.put(original.key, original.text)
                 self.stored_keys.add(original.key)
-
-
-@cache
-def tool_schema_tokens() -> int:
-    """Estimated tokens of deepmem's tool schemas, as every request's tool list carries them."""
-    return sum(estimate_tokens(msgspec.json.encode(schema).decode()) for schema in TOOL_SCHEMAS)
 
 
 def tail_edits(session_id: str, plan: TransformPlan, messages: list[Message]) -> dict[str, WireEdit]:

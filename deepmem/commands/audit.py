@@ -18,7 +18,7 @@ import msgspec
 from deepmem.accounting import Spread, session_spread
 from deepmem.additions import Additions
 from deepmem.audit import SessionAudit, audit_session, top_savers
-from deepmem.bridge.tools import TOOL_SCHEMAS
+from deepmem.bridge.tools import TOOL_SCHEMA_TOKENS
 from deepmem.cli import add_root
 from deepmem.frame import OPENCODE_FRAME_TOKENS
 from deepmem.memory.api import stable_block
@@ -127,9 +127,8 @@ def request_frame(project: Project) -> tuple[int, Additions]:
     """What every request carries before its messages: OpenCode's system prompt and tools and the
     user's own (`[cost] frame_tokens`) on both sides; deepmem's tool schemas and the project's
     memory block on its side (its resume block and whispers are left out: they vary by session)."""
-    tools = sum(estimate_tokens(msgspec.json.encode(schema).decode()) for schema in TOOL_SCHEMAS)
     block = stable_block(project)
-    return OPENCODE_FRAME_TOKENS + project.config.cost.frame_tokens, Additions(tools=tools, memory=estimate_tokens(block))
+    return OPENCODE_FRAME_TOKENS + project.config.cost.frame_tokens, Additions(TOOL_SCHEMA_TOKENS, estimate_tokens(block))
 
 
 class ProgressBar:
