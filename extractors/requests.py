@@ -8,12 +8,13 @@ deepmem's own handoff line) is no request: it is what the session was carried on
 refusal with words ("no, keep the old name") is a correction and counts as a request; a
 refusal without words says only what not to do, and is kept with the call it refused.
 A run of encoded data pasted into a request (base64, a long hex dump) says nothing in words: it is
-left out, with its length.
+left out, with its length; and a line repeated (a log's, a redacted key's lines) is kept once, with its count.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import groupby
 
 import msgspec
 
@@ -27,9 +28,9 @@ WRAPPERS = re.compile(
 )
 TAGS = re.compile(r"</?command-args>")
 INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
-BLOB = re.compile(r"(?:[A-Za-z0-9+/=]{60,}\s+)+[A-Za-z0-9+/=]{60,}|[A-Za-z0-9+/=]{100,}")
+BLOB = re.compile(r"(?:[A-Za-z0-9+/=]{60,}\s+)+[A-Za-z0-9+/=]*[0-9+/=][A-Za-z0-9+/=]*|[A-Za-z0-9+/=]{100,}")
 """Encoded data: a run of 100 characters with no space, dot, dash or underscore (no word, path or name is so
-long), or lines of 60 such characters or more in a row (base64 wrapped at 64 or 76)."""
+long), or lines of 60 such characters or more in a row (base64 wrapped at 64 or 76) up to the shorter last one."""
 HANDOFFS = (
     "This session is being continued from a previous conversation",
     "Handoff: resuming a compacted session",
@@ -46,8 +47,15 @@ class Request(msgspec.Struct, frozen=True):
 
 
 def request_text(text: str) -> str:
-    """A user text without the agent's wrappers and encoded data ('' when nothing of the user's own is left)."""
-    return BLOB.sub(left_out, INTERRUPTED.sub("", TAGS.sub("", WRAPPERS.sub("", text)))).strip()
+    """A user text without the agent's wrappers and encoded data, each run of one line once ('' when nothing of
+    the user's own is left)."""
+    return once_each(BLOB.sub(left_out, INTERRUPTED.sub("", TAGS.sub("", WRAPPERS.sub("", text))))).strip()
+
+
+def once_each(text: str) -> str:
+    """The text with each run of the same line kept once, with how many times it came when more than once."""
+    runs = ((line, sum(1 for _ in run)) for line, run in groupby(text.split("\n")))
+    return "\n".join(line if times == 1 or not line.strip() else f"{line} (×{times})" for line, times in runs)
 
 
 def left_out(blob: re.Match[str]) -> str:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
-from deepmem.checkpoints.render import NEWEST_TOKENS, SECTIONS, checkpoint_sections
+from deepmem.checkpoints.render import CHECKPOINT_TOKENS, NEWEST_FLOOR, NEWEST_TOKENS, SECTIONS, checkpoint_sections
 from deepmem.checkpoints.store import LATEST
 from deepmem.config import memory_dir
 from deepmem.extractors import EXTRACTORS, Findings, extract
+from deepmem.extractors.requests import request_text
 from deepmem.project import Project
 from deepmem.tokens import estimate_tokens
 
@@ -202,7 +203,8 @@ def test_the_newest_request_is_kept_whole_and_the_earlier_ones_clipped(tmp_path:
 
 
 def test_a_request_of_5000_words_keeps_the_lines_that_name_files_and_steps_within_budget(tmp_path: Path) -> None:
-    prose = ["We should think again about how the whole configuration story works for people who start out."] * 480
+    prose = [f"We should think again about part {n} of how the whole configuration story works for people who start."
+             for n in range(480)]
     request = "\n".join([*prose[:240], "3. then move the defaults into config/defaults.toml", *prose[240:],
                          "and run `make check` when done"])
     assert len(request.split()) > 5_000
@@ -235,8 +237,9 @@ def test_a_pasted_base64_blob_is_left_out_and_never_quoted(tmp_path: Path) -> No
     wrapped = base64.encodebytes(bytes(range(256)) * 3_000).decode()
     assert len(blob) > 1_000_000 - 25_000
     for pasted in (blob, wrapped):
+        assert request_text(f"see:\n{pasted.strip()}\nthanks") == f"see:\n[{len(pasted.strip()):,} characters of encoded data left out]\nthanks"
         markdown = checkpoint_of([*WORK, user(f"Decode this and tell me what it is:\n{pasted}\nthanks")], tmp_path)
-        assert "characters of encoded data left out]" in markdown
+        assert "> Decode this and tell me what it is:" in markdown and "> thanks" in markdown
         assert not re.search(r"[A-Za-z0-9+/=]{60}", markdown), "no run of the blob reaches the checkpoint"
         assert estimate_tokens(markdown) <= 1_500
 
@@ -264,3 +267,14 @@ def test_a_cut_resume_block_fits_its_budget_in_real_tokens_and_keeps_the_newest_
     assert TokenCounter().count(block) <= RESUME_BUDGET_TOKENS
     assert "`internal/handlers/handler_59.go`" in block and "`newHandlerName59`" in block
     assert all(line in block for line in REVIEW.splitlines()), "the newest request's lines stay whole when cut"
+
+
+def test_the_newest_request_gets_what_the_rest_of_the_checkpoint_leaves(tmp_path: Path) -> None:
+    """checkpoint.md stays within 1,500 tokens: beside a long list of files the newest request is cut sooner, but
+    keeps its floor and the lines that name files first."""
+    plan = "\n".join([f"Step {n}: move the handler of route {n} behind the new router in internal/routes/r{n}.go"
+                      for n in range(40)])
+    markdown = checkpoint_of([*many_changes(36), user(plan)], tmp_path)
+    assert "newest request (step 36), " in markdown, "cut"
+    assert NEWEST_FLOOR <= estimate_tokens(quoted_newest(markdown)) < NEWEST_TOKENS
+    assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from deepmem.checkpoints.episode import episode_text, session_time
-from deepmem.checkpoints.render import END_MARK, compaction_prompt, render_checkpoint
+from deepmem.checkpoints.render import END_MARK, ESTIMATE_ERROR, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import (
     LATEST,
@@ -52,14 +52,10 @@ SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "
 """A section keeps its weight times the cap (at least one line): what the next session goes on with
 (the latest requests, the files, live errors, commands and code names) before what was settled."""
 LINE_CHARS = 300
-QUIET_OUTPUT_CHARS = 200
-"""What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
 """A line longer than this is cut once sections are capped, but a quoted request line (`> `): the checkpoint
 bounded the requests already, and the newest one is meant to stay whole."""
-ESTIMATE_ERROR = 0.15
-"""The token estimate's error bound (`deepmem.tokens`): a block is fitted to its budget less this share, so that it
-stays within the budget in the model's own tokens too (checkpoint Markdown counts about 13% above the estimate on
-claude-entire's compactions)."""
+QUIET_OUTPUT_CHARS = 200
+"""What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
 
 
 def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -163,7 +159,7 @@ def continuation_block(root: str | os.PathLike[str], session_id: str, budget: in
 
 def fitted_block(opening: str, body: str, budget: int) -> str:
     """The body between `opening` and the close, its sections cut in turn until it fits `budget` tokens (estimated,
-    less the estimate's error)."""
+    less the estimate's error, so that it fits in the model's own tokens too)."""
     room = int(budget / (1 + ESTIMATE_ERROR))
     for cap in (None, *SECTION_CAPS):
         block = opening + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE

@@ -36,8 +36,17 @@ FEW_ITEMS = 5
 """Decisions, the assistant's constraints and fixed errors keep their newest 5: the work after a checkpoint
 needs what is open more than what was settled."""
 MAX_TEXT = 300
+CHECKPOINT_TOKENS = 1_500
+"""checkpoint.md's cap in the model's own tokens, which the newest request may fill up to (but never past its floor)."""
+ESTIMATE_ERROR = 0.15
+"""The token estimate's error bound (`deepmem.tokens`): a cap in the model's tokens is met by estimating within the
+cap less this share (checkpoint Markdown counts about 13% above the estimate on claude-entire's compactions)."""
 NEWEST_TOKENS = 450
-"""The newest request is quoted whole up to this many tokens (see docs/benchmarks.md for the figure that chose it)."""
+"""The newest request is quoted whole up to this many tokens: what CHECKPOINT_TOKENS leaves beside a checkpoint of
+median size (about 1,000 tokens on claude-entire's compactions; docs/benchmarks.md)."""
+NEWEST_FLOOR = 150
+"""The newest request keeps at least this many tokens however long the rest of the checkpoint is: as much as the
+other requests keep (600 characters)."""
 NAMES_WORK = re.compile(rf"`|{PATH.pattern}|{CODE_NAME.pattern}|^\W*(?:\d+[.)]|(?i:step) \d+)|^\s*\$ |\s--?[a-z][\w-]*(?!\S)")
 """A line that names a file, code, a command (a prompt `$`, a flag) or a numbered step."""
 
@@ -54,8 +63,16 @@ def clip(value: str) -> str:
 
 
 def render_checkpoint(findings: Findings, session_id: str) -> str:
-    """The checkpoint as Markdown; same findings, same bytes."""
-    bodies = section_bodies(findings)
+    """The checkpoint as Markdown; same findings, same bytes. The newest request gets what the rest of the
+    checkpoint leaves of CHECKPOINT_TOKENS, between NEWEST_FLOOR and NEWEST_TOKENS."""
+    rest = estimate_tokens(markdown_of(findings, session_id, 0))
+    room = int(CHECKPOINT_TOKENS / (1 + ESTIMATE_ERROR)) - rest
+    return markdown_of(findings, session_id, min(NEWEST_TOKENS, max(NEWEST_FLOOR, room)))
+
+
+def markdown_of(findings: Findings, session_id: str, newest_budget: int) -> str:
+    """The checkpoint as Markdown, the newest request quoted within `newest_budget` tokens."""
+    bodies = section_bodies(findings, newest_budget)
     shown_id = UNSHOWABLE.sub("?", session_id)[:100]
     lines = [HEADER, "", f"Session `{shown_id}` · {findings.progress.steps} steps", ""]
     for title in SECTIONS:
@@ -64,8 +81,8 @@ def render_checkpoint(findings: Findings, session_id: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def section_bodies(findings: Findings) -> dict[str, list[str]]:
-    """The bullet lines of each section."""
+def section_bodies(findings: Findings, newest_budget: int) -> dict[str, list[str]]:
+    """The bullet lines of each section, the newest request quoted within `newest_budget` tokens."""
     progress = findings.progress
     live = [e for e in findings.errors if e.live]
     fixed = [e for e in findings.errors if e.resolved]
@@ -77,7 +94,7 @@ def section_bodies(findings: Findings) -> dict[str, list[str]]:
     steps += [f"- fix: `{e.label}` → {e.message}" for e in live]
     steps += [f"- {intent}" for intent in progress.intents]
     return {
-        "Task overview": task_lines(progress),
+        "Task overview": task_lines(progress, newest_budget),
         "Progress": newest_lines(done),
         "Key decisions": newest_lines([f"- {s.text} (step {s.step})" for s in findings.decisions], FEW_ITEMS),
         "Constraints": [f"- {s.text} (user)" for s in findings.constraints if s.role == "user"]
@@ -94,7 +111,7 @@ def quoted(text: str) -> list[str]:
     return [f"> {clip(line)}" for line in text.splitlines() if line.strip()]
 
 
-def task_lines(progress: Progress) -> list[str]:
+def task_lines(progress: Progress, newest_budget: int) -> list[str]:
     """The first request (or the summary the session was carried on from), the newest request whole, then the
     other latest requests and refusals: what matters most first, since a resume block cut short keeps a
     section's first lines."""
@@ -102,7 +119,7 @@ def task_lines(progress: Progress) -> list[str]:
     if progress.carried and not progress.task:
         lines = ["- carried on from an earlier summary:", *quoted(progress.carried)]
     if progress.newest:
-        lines += newest_request_lines(progress.newest)
+        lines += newest_request_lines(progress.newest, newest_budget)
     if progress.requests:
         lines.append("- other latest requests, oldest first:")
     for request in progress.requests:
@@ -114,7 +131,7 @@ def task_lines(progress: Progress) -> list[str]:
     return lines
 
 
-def newest_request_lines(request: Request, budget: int = NEWEST_TOKENS) -> list[str]:
+def newest_request_lines(request: Request, budget: int) -> list[str]:
     """The newest request as quote lines within `budget` tokens, after a line naming it (and what was left out).
 
     When the budget binds, the lines that name files, code, commands and numbered steps are kept first,
