@@ -9,7 +9,13 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
-from deepmem.checkpoints.render import CHECKPOINT_TOKENS, NEWEST_FLOOR, NEWEST_TOKENS, SECTIONS, checkpoint_sections
+from deepmem.checkpoints.render import (
+    CHECKPOINT_TOKENS,
+    NEWEST_FLOOR,
+    NEWEST_TOKENS,
+    SECTIONS,
+    checkpoint_sections,
+)
 from deepmem.checkpoints.store import LATEST
 from deepmem.config import memory_dir
 from deepmem.extractors import EXTRACTORS, Findings, extract
