@@ -37,7 +37,8 @@ FEW_ITEMS = 5
 needs what is open more than what was settled."""
 MAX_TEXT = 300
 CHECKPOINT_TOKENS = 1_500
-"""checkpoint.md's cap in the model's own tokens, which the newest request may fill up to (but never past its floor)."""
+"""checkpoint.md's cap in the model's own tokens: the newest request is cut to fit within it, down to NEWEST_FLOOR
+(nothing else is cut for it)."""
 ESTIMATE_ERROR = 0.15
 """The token estimate's error bound (`deepmem.tokens`): a cap in the model's tokens is met by estimating within the
 cap less this share (checkpoint Markdown counts about 13% above the estimate on claude-entire's compactions)."""
