@@ -1,13 +1,13 @@
 """Capture-time trimming: a new output over its cap is cut to fit, once and for all (a new
 long shell command is trimmed next to it by `long_inputs`).
 
-File views, and searches of named files (`rg -n NAME a.go b.go`), have `capture_cap_tokens`,
-by default as much as the views kept whole may take together
-(`deepmem.history.whole_view_tokens`): the agent quotes their lines in the edits that
-follow, so a view is cut later, once its file is no longer worked on, not before the agent
-has used it. Every other output (searches of folders, test runs, installs, scripts' prints)
-has the smaller `capture_command_cap_tokens`: what the agent uses of it is its status, errors, first
-matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
+File views (a read, a search of named files such as `rg -n NAME a.go b.go`, a command one
+of whose lines reads a file) have `capture_cap_tokens`, by default as much as the views kept
+whole may take together (`deepmem.history.whole_view_tokens`): the agent quotes their lines
+in the edits that follow, so a view is cut later, once its file is no longer worked on, not
+before the agent has used it. Every other output (searches of folders, test runs, installs,
+scripts' prints) has the smaller `capture_command_cap_tokens`: what the agent uses of it is
+its status, errors, first matches and tail, which the trim keeps, and trimming it here costs no cached prefix,
 whereas cutting it later at a jump rewrites the requests after it. A pure function of the
 part and the caps, so every later step trims it identically.
 """
@@ -21,7 +21,7 @@ from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.kinds import tool_input, tool_kind
-from deepmem.toolcalls.shell import searched_files
+from deepmem.toolcalls.shell import prints_a_file, searched_files
 from deepmem.types import Context, Part, Result
 
 NAME = "capture"
@@ -34,15 +34,19 @@ under a small cap, to the tail's share of it, so that one line always fits."""
 VIEW_KINDS = ("read",)
 """Output kinds whose lines the agent quotes later: they get the larger cap, and so does a
 search of named files (`rg -n NAME a.go b.go`, `grep -n -A 60 name file.go`), which shows
-those files' lines. A search of folders keeps the smaller one: what the agent uses of it is
-where the matches are."""
+those files' lines, and a command one of whose lines reads a file (`git status`, then
+`sed -n '1,190p' a.go`). A search of folders keeps the smaller one: what the agent uses of
+it is where the matches are."""
 
 
 def shows_file_lines(part: Part) -> bool:
-    """A file view, or a search of named files (`deepmem.toolcalls.shell.searched_files`)."""
+    """A file view, a search of named files (`deepmem.toolcalls.shell.searched_files`), or a
+    command that prints a file on a later line (`deepmem.toolcalls.shell.prints_a_file`)."""
     kind = tool_kind(part)
     command = tool_input(part).get("command")
-    return kind in VIEW_KINDS or (kind == "search" and isinstance(command, str) and bool(searched_files(command)))
+    if kind in VIEW_KINDS or not isinstance(command, str):
+        return kind in VIEW_KINDS
+    return bool(searched_files(command)) if kind == "search" else prints_a_file(command)
 
 
 def is_text_view(part: Part, text: str) -> bool:

@@ -369,6 +369,16 @@ def test_capture_keeps_a_search_of_named_files_like_a_view() -> None:
     assert estimate_tokens(main_text(folder.part)) <= Settings().capture_command_cap_tokens * 1.25
 
 
+def test_capture_keeps_a_command_that_prints_a_file_on_a_later_line_like_a_view() -> None:
+    """`git status` then `sed -n '1,600p' a.go` in one command shows the file's lines: the view cap, not the command cap."""
+    text = "## main\n" + "\n".join(f"\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600))
+    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
+    both = tool("bash", text, command="git status --short --branch\nsed -n '1,600p' internal/sem/search.go")
+    assert REGISTRY["capture"].compress(both, context) is None
+    status = REGISTRY["capture"].compress(tool("bash", text, command="git status --short --branch\ngo vet ./..."), context)
+    assert estimate_tokens(main_text(status.part)) <= Settings().capture_command_cap_tokens * 1.25
+
+
 def test_capture_cuts_a_ten_megabyte_line() -> None:
     """One 10 MB line becomes its first characters and a counted marker."""
     part = tool("bash", "A" * 10_000_000, command="cat blob")

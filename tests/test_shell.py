@@ -13,6 +13,7 @@ from deepmem.toolcalls.shell import (
     command_kind,
     first_program,
     heredoc_lines,
+    prints_a_file,
     read_target,
     searched_files,
     shell_tokens,
@@ -61,6 +62,17 @@ SEARCHES = [
 def test_a_search_of_named_files_names_them(command: str, files: tuple[str, ...]) -> None:
     """A search's operands past the pattern are its files when each is a path with an extension; a folder or glob names none."""
     assert searched_files(command) == files
+
+
+@pytest.mark.parametrize(("command", "prints"), [
+    ("git status --short --branch\nsed -n '1,190p' internal/sem/search.go", True),
+    ("git diff --stat\nnl -ba a.go | sed -n '40,80p'", True),
+    ("cat > fix.py <<'EOF'\ncat a.py\nEOF", False),
+    ("go test ./...\ngit status", False),
+])
+def test_a_command_prints_a_file_when_any_of_its_lines_reads_one(command: str, prints: bool) -> None:
+    """A line that reads a file counts wherever it stands; a line inside a heredoc body is text, not a command."""
+    assert prints_a_file(command) is prints
 
 
 def test_heredoc_bodies_belong_to_their_line() -> None:

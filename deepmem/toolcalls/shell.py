@@ -114,6 +114,12 @@ def searched_files(command: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16_384)
+def prints_a_file(command: str) -> bool:
+    """Whether some line of a command (its heredoc bodies aside) is a file read (`git status` then `sed -n '1,90p' a.go`)."""
+    return any(command_kind(line) == "read" for line, _ in heredoc_lines(command) if line.strip())
+
+
+@lru_cache(maxsize=16_384)
 def read_target(command: str) -> tuple[str, int] | None:
     """(path, first line shown) of a `cat`/`nl`/`head`/`sed -n` file read, or None."""
     stages = main_stages(command)
