@@ -84,7 +84,7 @@ class Bills(msgspec.Struct):
 
     def dollars(self, prices: PriceModel) -> tuple[float, float]:
         """Both bills in dollars at these prices (with deepmem, without)."""
-        return prices.cache_write * self.deepmem / 1e6, prices.cache_write * self.none / 1e6
+        return prices.write_units_dollars(self.deepmem), prices.write_units_dollars(self.none)
 
 
 def running_totals(message_steps: Sequence[int], values: Sequence[int], steps: int) -> tuple[int, ...]:

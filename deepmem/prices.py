@@ -117,6 +117,10 @@ class PriceModel(msgspec.Struct, frozen=True):
         `marked` of them up to a place it marked, after `pause_ms` idle."""
         return self.dollars(tokens, self.read_tokens(repeated, marked, pause_ms))
 
+    def write_units_dollars(self, units: float) -> float:
+        """What `units` tokens at the cache-write price cost, in dollars."""
+        return self.cache_write * units / 1e6
+
     def dollars_uncached(self, tokens: float) -> float:
         """What `tokens` cost (per million) without a prompt cache."""
         return self.input * tokens
