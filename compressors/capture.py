@@ -2,7 +2,8 @@
 long shell command is trimmed next to it by `long_inputs`).
 
 File views (a read, a search of named files such as `rg -n NAME a.go b.go`, a command one
-of whose lines reads a file) have `capture_cap_tokens`, by default as much as the views kept
+of whose lines reads a file, an output that prints back a text of several lines its input
+passed, as a plan approved) have `capture_cap_tokens`, by default as much as the views kept
 whole may take together (`deepmem.history.whole_view_tokens`): the agent quotes their lines
 in the edits that follow, so a view is cut later, once its file is no longer worked on, not
 before the agent has used it. Every other output (searches of folders, test runs, installs,
@@ -20,6 +21,7 @@ from deepmem.text.fields import main_text
 from deepmem.text.lines import Budget, shorten_part
 from deepmem.text.patterns import command_key_lines
 from deepmem.tokens import estimate_tokens
+from deepmem.toolcalls.echoes import echoes_input
 from deepmem.toolcalls.kinds import tool_input, tool_kind
 from deepmem.toolcalls.shell import prints_a_file, searched_files
 from deepmem.types import Context, Part, Result
@@ -40,12 +42,13 @@ it is where the matches are."""
 
 
 def shows_file_lines(part: Part) -> bool:
-    """A file view, a search of named files (`deepmem.toolcalls.shell.searched_files`), or a
-    command that prints a file on a later line (`deepmem.toolcalls.shell.prints_a_file`)."""
+    """A file view, a search of named files (`deepmem.toolcalls.shell.searched_files`), a
+    command that prints a file on a later line (`deepmem.toolcalls.shell.prints_a_file`), or
+    an output that prints back its input's text (`deepmem.toolcalls.echoes.echoes_input`)."""
     kind = tool_kind(part)
     command = tool_input(part).get("command")
     if kind in VIEW_KINDS or not isinstance(command, str):
-        return kind in VIEW_KINDS
+        return kind in VIEW_KINDS or echoes_input(part)
     return bool(searched_files(command)) if kind == "search" else prints_a_file(command)
 
 

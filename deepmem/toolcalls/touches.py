@@ -7,7 +7,9 @@ shows a file when its main pipeline is a read (`cat`, `nl`, `head`, `sed -n`…)
 the files its redirects, `sed -i`, `tee`, `mv`, `cp`, `rm`, `git mv`, patches, heredoc
 scripts and Python code write (see `deepmem.toolcalls.shell_writes`); a code-mode script
 (`exec`) does what the commands and patches it passes do (`deepmem.toolcalls.code_mode`). Searches (`grep`,
-`glob`, `list`, `find`) show no single file and touch nothing here.
+`glob`, `list`, `find`) show no single file and touch nothing here. A tool that touches no file
+shows one when its output names a file written earlier and repeats most of its lines (a plan
+approved after the agent wrote it: `deepmem.toolcalls.echoes`).
 
 Paths are given as the call names them (joined to a folder a `cd` inside the command
 moved to): the call's `workdir` and the project root are the caller's to apply. A call's
@@ -15,7 +17,8 @@ status is the caller's to check too.
 
 A command can run a script the session wrote earlier (`python fix.py`, `patch < fix.diff`).
 `touches` follows it when given the files known so far (`known`: path → text); the texts
-a call writes whole come back in `Touches.texts` for the caller to fold into what it knows.
+a call writes whole, or an edit leaves in a file known, come back in `Touches.texts` for the
+caller to fold into what it knows.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 import msgspec
 
 from deepmem.toolcalls.changes import FileChange
+from deepmem.toolcalls.echoes import repeated_file
+from deepmem.toolcalls.edits import edited_text
 from deepmem.toolcalls.kinds import tool_input, tools_that
 from deepmem.toolcalls.patches import patch_targets
 from deepmem.toolcalls.shell import command_kind, read_target
@@ -57,7 +62,8 @@ class Touches(msgspec.Struct, frozen=True, gc=False):
     command: str = ""
     """The shell command run ('' for other tools)."""
     texts: tuple[tuple[str, str], ...] = ()
-    """(normalised path, text) of files the call wrote whole: a later command may run them."""
+    """(normalised path, text) of files the call wrote whole, or edited after they were: a later
+    command may run them, a later output may repeat them."""
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -86,8 +92,10 @@ class Touches(msgspec.Struct, frozen=True, gc=False):
 
 
 def touches(part: dict[str, Any], known: Mapping[str, str] = NOTHING) -> Touches:
-    """What a tool part touches (see `call_touches`)."""
-    return call_touches(str(part.get("tool") or ""), tool_input(part), known)
+    """What a tool part touches (see `call_touches`), or the file written earlier (in `known`)
+    that the output of a tool touching no file shows again."""
+    shown = repeated_file(part, known) if known else None
+    return Touches(**showing((shown, 1))) if shown else call_touches(str(part.get("tool") or ""), tool_input(part), known)
 
 
 def shows(part: dict[str, Any]) -> tuple[str, int] | None:
@@ -117,7 +125,7 @@ def call_touches(tool: str, inputs: dict[str, Any], known: Mapping[str, str] = N
         texts = ((posixpath.normpath(path), content),) if isinstance(content, str) else ()
         return Touches(changes=(FileChange(path, "written"),), texts=texts)
     if tool in EDIT_TOOLS and isinstance(path, str):
-        return Touches(changes=(FileChange(path, "edited"),))
+        return Touches(changes=(FileChange(path, "edited"),), texts=edited_texts(path, inputs, known))
     if tool in PATCH_TOOLS:
         text = inputs.get("patchText") or inputs.get("patch") or ""
         return Touches(changes=patch_changes(text)) if isinstance(text, str) else Touches()
@@ -128,6 +136,15 @@ def call_touches(tool: str, inputs: dict[str, Any], known: Mapping[str, str] = N
     if tool in SHELL_TOOLS and isinstance(patch, str):
         return Touches(changes=patch_changes(patch))
     return Touches()
+
+
+def edited_texts(path: str, inputs: dict[str, Any], known: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """(normalised path, text) of a file written earlier after an edit changed it (none for a
+    file never written whole, or whose known text lacks what the edit replaces)."""
+    key = posixpath.normpath(path)
+    text = known.get(key)
+    edited = edited_text(text, inputs) if text is not None else None
+    return ((key, edited),) if edited is not None else ()
 
 
 def with_patch(touched: Touches, patch: str) -> Touches:
