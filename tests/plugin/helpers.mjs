@@ -114,6 +114,11 @@ export function cliCompressed(messages, project) {
   return JSON.parse(output.toString("utf8"));
 }
 
+// A rule stored through the CLI: what the memory block of a new session shows.
+export function cliRemember(project, text) {
+  execFileSync(PYTHON, ["-m", "deepmem", "memory", "add", "--type", "constraint", text, "--root", project], { env: { ...process.env, ...ENGINE_ENV } });
+}
+
 export async function transform(hooks, messages) {
   const copy = structuredClone(messages);
   await hooks["experimental.chat.messages.transform"]({}, { messages: copy });

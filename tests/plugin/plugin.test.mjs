@@ -11,6 +11,7 @@ import { test } from "node:test";
 import {
   HAS_PLUGIN_PACKAGE,
   cliCompressed,
+  cliRemember,
   engineHello,
   enginePid,
   fakeClock,
@@ -79,8 +80,17 @@ test("a part OpenCode changed since is never overwritten by an edit planned for 
   assert.deepEqual(seen.slice(0, i), first.slice(0, i));
 });
 
-test("system: a frozen block for the main request, nothing for title or summary requests", async () => {
+test("system: nothing added from an empty memory", async () => {
   const { hooks } = await startPlugin();
+  await transform(hooks, history(1));
+  const main = { system: ["You are opencode, an interactive CLI tool."] };
+  await hooks["experimental.chat.system.transform"]({ sessionID, model: {} }, main);
+  assert.deepEqual(main.system, ["You are opencode, an interactive CLI tool."]);
+});
+
+test("system: a frozen block for the main request, nothing for title or summary requests", async () => {
+  const { hooks, project } = await startPlugin();
+  cliRemember(project, "Releases are cut from the main branch only.");
   const system = hooks["experimental.chat.system.transform"];
   await transform(hooks, history(1));
   const main = { system: ["You are opencode, an interactive CLI tool."] };
