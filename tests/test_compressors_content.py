@@ -358,25 +358,19 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
     assert estimate_tokens(main_text(view.part)) <= whole_view_tokens(small_window) * 1.25
 
 
-def test_capture_keeps_a_search_of_named_files_like_a_view() -> None:
-    """`rg -n NAME a.go b.go` shows those files' lines, which the next patch quotes: it keeps the view cap;
-    the same search of a folder keeps the command cap."""
-    text = "\n".join(f"internal/sem/search.go:{n}:\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600))
+@pytest.mark.parametrize(("text", "viewing", "not_viewing"), [
+    ("\n".join(f"internal/sem/search.go:{n}:\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600)),
+     'rg -n "compute|value" internal/sem/search.go internal/sem/provider.go', 'rg -n "compute|value" internal/sem'),
+    ("## main\n" + "\n".join(f"\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600)),
+     "git status --short --branch\nsed -n '1,600p' internal/sem/search.go", "git status --short --branch\ngo vet ./..."),
+], ids=["a search of named files", "a command that prints a file on a later line"])
+def test_capture_keeps_what_shows_a_files_lines_like_a_view(text: str, viewing: str, not_viewing: str) -> None:
+    """`rg -n NAME a.go b.go`, or `git status` then `sed -n '1,600p' a.go`, shows a file's lines, which the next patch
+    quotes: the view cap; the same search of a folder, or a command that prints no file, gets the command cap."""
     context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
-    named = tool("bash", text, command='rg -n "compute|value" internal/sem/search.go internal/sem/provider.go')
-    assert REGISTRY["capture"].compress(named, context) is None
-    folder = REGISTRY["capture"].compress(tool("bash", text, command='rg -n "compute|value" internal/sem'), context)
-    assert estimate_tokens(main_text(folder.part)) <= Settings().capture_command_cap_tokens * 1.25
-
-
-def test_capture_keeps_a_command_that_prints_a_file_on_a_later_line_like_a_view() -> None:
-    """`git status` then `sed -n '1,600p' a.go` in one command shows the file's lines: the view cap, not the command cap."""
-    text = "## main\n" + "\n".join(f"\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600))
-    context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
-    both = tool("bash", text, command="git status --short --branch\nsed -n '1,600p' internal/sem/search.go")
-    assert REGISTRY["capture"].compress(both, context) is None
-    status = REGISTRY["capture"].compress(tool("bash", text, command="git status --short --branch\ngo vet ./..."), context)
-    assert estimate_tokens(main_text(status.part)) <= Settings().capture_command_cap_tokens * 1.25
+    assert REGISTRY["capture"].compress(tool("bash", text, command=viewing), context) is None
+    other = REGISTRY["capture"].compress(tool("bash", text, command=not_viewing), context)
+    assert estimate_tokens(main_text(other.part)) <= Settings().capture_command_cap_tokens * 1.25
 
 
 def test_capture_cuts_a_ten_megabyte_line() -> None:
