@@ -291,6 +291,9 @@ def resolve_prices(
     if family is None or family.name == "unknown":
         family = family_of_messages(messages)
     found = (from_opencode(model, family) if model else None) or family
+    if found.name == "unknown":
+        named = f"{model.get('providerID', '')}/{model.get('id', '')}" if model else "the messages' model"
+        warn_once(f"no prices known for {named}: its jumps are weighed at the cautious defaults ({found.name})")
     if sends_no_cache_key(model) and not found.cached_at_marks:
         found = keyless(found)
     return (configured(found) if configured else None) or found

@@ -29,7 +29,15 @@ from deepmem.jumps import (
     step_cost,
 )
 from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import FAMILIES, PriceModel, family_of, family_of_messages, from_opencode, with_lifetime
+from deepmem.prices import (
+    FAMILIES,
+    PriceModel,
+    family_of,
+    family_of_messages,
+    from_opencode,
+    resolve_prices,
+    with_lifetime,
+)
 from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
@@ -372,3 +380,17 @@ def test_what_a_jump_reads_up_to_our_mark_never_exceeds_the_old_history() -> Non
     for messages in (django(), with_times(django(), 20, 30 * MINUTE)):
         sizes = sizes_of(messages)
         assert any(sizes.marked) and all(read <= old for read, old in zip(sizes.marked, sizes.probed, strict=True))
+
+
+def test_a_model_of_unknown_prices_is_weighed_at_the_cautious_defaults_said_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model no family names and OpenCode gives no prices: the cautious `unknown` model, noted in the log once."""
+    monkeypatch.setattr(prices_module, "_warned", set())
+    model = {"providerID": "acme", "id": "mystery-1"}
+    messages = [{"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": "hi"}]}]
+    with caplog.at_level(logging.WARNING, logger="deepmem.prices"):
+        found = [resolve_prices(messages, model) for _ in range(3)]
+    assert found == [FAMILIES["unknown"]] * 3
+    assert [record.getMessage() for record in caplog.records if "no prices known" in record.getMessage()] == [
+        "no prices known for acme/mystery-1: its jumps are weighed at the cautious defaults (unknown)"]
