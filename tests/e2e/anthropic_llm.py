@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.e2e.fake_llm import FakeLLM, Request, step_calls
+from tests.e2e.fake_llm import Request, TranslatedLLM, sse_event, step_calls
 
 MODEL = "claude-sonnet-4-5"
 
@@ -51,19 +51,10 @@ def openai_view(body: dict[str, Any]) -> dict[str, Any]:
     return {"messages": messages, "tools": body.get("tools") or []}
 
 
-def event(kind: str, data: dict[str, Any]) -> bytes:
-    """One server-sent event of the Messages API stream."""
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
-
-
-class AnthropicLLM(FakeLLM):
+class AnthropicLLM(TranslatedLLM):
     """The scripted model behind an Anthropic Messages API; `base_url` goes in `provider.*.options.baseURL`."""
 
-    def answer(self, body: dict[str, Any]) -> tuple[Request, dict[str, Any]]:
-        """Choose the step from the translated body; keep the body as received."""
-        request, step = super().answer(openai_view(body))
-        request.raw = body
-        return request, step
+    chat_view = staticmethod(openai_view)
 
     def stream(self, request: Request, step: dict[str, Any]) -> Iterator[bytes]:
         """The Messages API events answering one step."""
@@ -73,23 +64,23 @@ class AnthropicLLM(FakeLLM):
         usage = {"input_tokens": tokens, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": MODEL, "content": [],
                    "stop_reason": None, "stop_sequence": None, "usage": usage}
-        yield event("message_start", {"message": message})
+        yield sse_event("message_start", {"message": message})
         index = 0
         if text:
-            yield event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
-            yield event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": text}})
-            yield event("content_block_stop", {"index": index})
+            yield sse_event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+            yield sse_event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": text}})
+            yield sse_event("content_block_stop", {"index": index})
             index += 1
         for number, call in enumerate(calls):
             block = {"type": "tool_use", "id": self.call_id(request.script, request.step, number), "name": call["tool"], "input": {}}
-            yield event("content_block_start", {"index": index, "content_block": block})
+            yield sse_event("content_block_start", {"index": index, "content_block": block})
             delta = {"type": "input_json_delta", "partial_json": json.dumps(call["args"])}
-            yield event("content_block_delta", {"index": index, "delta": delta})
-            yield event("content_block_stop", {"index": index})
+            yield sse_event("content_block_delta", {"index": index, "delta": delta})
+            yield sse_event("content_block_stop", {"index": index})
             index += 1
         stop = "tool_use" if calls else "end_turn"
-        yield event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}})
-        yield event("message_stop", {})
+        yield sse_event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}})
+        yield sse_event("message_stop", {})
 
 
 def cache_marks(body: dict[str, Any]) -> list[tuple[str, int, int]]:

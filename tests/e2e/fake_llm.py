@@ -193,6 +193,27 @@ class FakeLLM:
         return done + 1
 
 
+class TranslatedLLM(FakeLLM):
+    """A scripted model behind another provider's API: a body is chosen for in chat-completions shape
+    (`chat_view`) and kept as received (`Request.raw`)."""
+
+    @staticmethod
+    def chat_view(body: dict[str, Any]) -> dict[str, Any]:
+        """The body in chat-completions shape: as it is here; each provider's stand-in translates its own."""
+        return body
+
+    def answer(self, body: dict[str, Any]) -> tuple[Request, dict[str, Any]]:
+        """Choose the step from the translated body; keep the body as received."""
+        request, step = super().answer(self.chat_view(body))
+        request.raw = body
+        return request, step
+
+
+def sse_event(kind: str, data: dict[str, Any]) -> bytes:
+    """One named server-sent event whose data carries its `type` (Anthropic's and OpenAI's Responses streams)."""
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+
+
 def _system_text(body: dict[str, Any]) -> str:
     return " ".join(message_text(m) for m in body.get("messages", []) if m.get("role") == "system")
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tests.e2e.fake_llm import FakeLLM, Request, step_calls
+from tests.e2e.fake_llm import Request, TranslatedLLM, sse_event, step_calls
 
 MODEL = "gpt-5"
 """A model id OpenCode 1.18.33 offers `apply_patch` to (in place of `edit` and `write`)."""
@@ -42,41 +42,32 @@ def chat_view(body: dict[str, Any]) -> dict[str, Any]:
     return {"messages": messages, "tools": body.get("tools") or []}
 
 
-def event(kind: str, data: dict[str, Any]) -> bytes:
-    """One server-sent event of the Responses API stream."""
-    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
-
-
-class ResponsesLLM(FakeLLM):
+class ResponsesLLM(TranslatedLLM):
     """The scripted model behind OpenAI's Responses API; `base_url` goes in `provider.openai.options.baseURL`."""
 
-    def answer(self, body: dict[str, Any]) -> tuple[Request, dict[str, Any]]:
-        """Choose the step from the translated body; keep the body as received."""
-        request, step = super().answer(chat_view(body))
-        request.raw = body
-        return request, step
+    chat_view = staticmethod(chat_view)
 
     def stream(self, request: Request, step: dict[str, Any]) -> Iterator[bytes]:
         """The Responses API events answering one step."""
         calls = step_calls(step)
         text = step.get("say", "") if calls else step["text"]
-        yield event("response.created", {"response": {"id": "resp_fake", "created_at": 0, "model": MODEL}})
+        yield sse_event("response.created", {"response": {"id": "resp_fake", "created_at": 0, "model": MODEL}})
         index = 0
         if text:
             item = {"type": "message", "id": "msg_fake", "role": "assistant", "content": []}
-            yield event("response.output_item.added", {"output_index": index, "item": item})
-            yield event("response.output_text.delta", {"item_id": "msg_fake", "output_index": index, "content_index": 0, "delta": text})
-            yield event("response.output_item.done", {"output_index": index, "item": item})
+            yield sse_event("response.output_item.added", {"output_index": index, "item": item})
+            yield sse_event("response.output_text.delta", {"item_id": "msg_fake", "output_index": index, "content_index": 0, "delta": text})
+            yield sse_event("response.output_item.done", {"output_index": index, "item": item})
             index += 1
         for number, call in enumerate(calls):
             call_id = self.call_id(request.script, request.step, number)
             item = {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": call["tool"], "arguments": ""}
             arguments = json.dumps(call["args"])
-            yield event("response.output_item.added", {"output_index": index, "item": item})
-            yield event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": arguments})
-            yield event("response.output_item.done", {"output_index": index, "item": {**item, "arguments": arguments, "status": "completed"}})
+            yield sse_event("response.output_item.added", {"output_index": index, "item": item})
+            yield sse_event("response.function_call_arguments.delta", {"item_id": item["id"], "output_index": index, "delta": arguments})
+            yield sse_event("response.output_item.done", {"output_index": index, "item": {**item, "arguments": arguments, "status": "completed"}})
             index += 1
         tokens = step.get("ptok", len(json.dumps(request.raw)) // 4)
         usage = {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20,
                  "output_tokens_details": {"reasoning_tokens": 0}}
-        yield event("response.completed", {"response": {"id": "resp_fake", "status": "completed", "usage": usage}})
+        yield sse_event("response.completed", {"response": {"id": "resp_fake", "status": "completed", "usage": usage}})
