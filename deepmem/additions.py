@@ -7,7 +7,8 @@ deepmem adds to a session's requests, in the order a request carries them:
   when nothing the project remembers clears its bars;
 - the resume block (`deepmem.checkpoints.api.resume_block`), joined to it only when the
   session's first request continues the latest checkpoint (`continues`);
-- a whisper after a user message, when a memory clears the whisper's relevance bar;
+- a whisper after a user message, when a memory clears the whisper's relevance bar, carried
+  until a jump leaves that message behind the boundary (`passed_ids`);
 - a nudge after the last message, when the request's cuts pay for it (`deepmem.nudges`).
 
 The blocks in the system prompt are decided once, at the session's first request, and kept
@@ -23,7 +24,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from deepmem.history import is_user_typed
+from deepmem.history import Layout, is_user_typed
 from deepmem.types import Message
 
 TOOL_TOKENS_LIMIT = 300
@@ -99,6 +100,17 @@ def specific_names(checkpoint: str, earlier: Iterable[str]) -> dict[str, str]:
 def continues(checkpoint: str, earlier: Iterable[str], first_request: str, least: int = RESUME_MIN_NAMES) -> bool:
     """True when the first request names at least `least` of the files or code names only this checkpoint shows."""
     return len(named_in(specific_names(checkpoint, earlier), first_request)) >= least
+
+
+def passed_ids(messages: list[Message], shape: Layout) -> frozenset[str]:
+    """Ids of the messages a jump has left behind the boundary, whose whispers are no longer carried.
+
+    A whisper answers its user message; once a jump makes that message old, the jump rewrites
+    what follows its first cut part anyway, so dropping the whisper there costs the cache
+    nothing, and every later request is smaller by it (memory_search still finds its entries).
+    """
+    old = messages[: shape.first_young] if shape.boundary else []
+    return frozenset(str(message["info"].get("id", "")) for message in old)
 
 
 def first_request(messages: list[Message]) -> str:

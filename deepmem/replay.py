@@ -24,7 +24,7 @@ from typing import Protocol
 import msgspec
 
 from deepmem.accounting import Meter
-from deepmem.additions import Additions
+from deepmem.additions import Additions, passed_ids
 from deepmem.context import request_units
 from deepmem.history import message_steps, step_indexes
 from deepmem.jumps import request_pauses, request_times
@@ -104,7 +104,8 @@ class Deepmem:
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures
         self.last = history, plan
-        return with_whispers(messages, self.additions.whispers)
+        passed = passed_ids(history, plan.layout)
+        return with_whispers(messages, {key: text for key, text in self.additions.whispers.items() if key not in passed})
 
 
 def with_whispers(messages: list[Message], whispers: dict[str, str]) -> list[Message]:

@@ -566,12 +566,33 @@ def test_a_restarted_engine_sends_the_same_bytes_for_an_ongoing_session(tmp_path
             engine.hello()
             runs[root] += run_steps(engine, history, range(cut, len(history) + 1), memory_at)
         engine.close()
-    whispers = [part for part in runs[alone][-1][1][0]["parts"] if part["id"].startswith("prt_deepmem_whisper_")]
+    whispers = [part for part in runs[alone][0][1][0]["parts"] if part["id"].startswith("prt_deepmem_whisper_")]
     assert whispers and "reduce()" in whispers[0]["text"]
     marked = [part for message in runs[alone][-1][1] for part in message["parts"] if carries_mark(part)]
     assert len(marked) == 1 and marked[0]["type"] == "text"
     assert runs[restarted] == runs[alone]
     assert (restarted / ".deep-memory" / "sessions" / "s" / "request-state.json").is_file()
+
+
+def test_a_whisper_is_carried_until_a_jump_leaves_its_message_behind(tmp_path: Path) -> None:
+    """The whisper rides on its user message while the message is young; the jump that makes it old
+    drops it (the plugin is told to), and it stays dropped."""
+    history = django_messages()
+    history[0]["parts"][0]["text"] = "How does the migration optimizer reduce CreateModel and AlterModelOptions?"
+    engine = Bridge(tmp_path, SMALL_BATCHES)
+    engine.hello()
+    engine.request("tool", name="memory_store", args={"text": RESTART_MEMORIES[0], "type": "fact"})
+    carried, dropped = [], []
+    for step in range(1, len(history) + 1):
+        reply = engine.transform("s", history[:step])
+        assert reply["ok"], reply
+        applied = engine.applied(history[:step])
+        carried.append(any(part["id"].startswith("prt_deepmem_whisper_") for part in applied[0]["parts"]))
+        dropped.append((reply["boundary"], any(key.startswith("append:prt_deepmem_whisper_") for key in reply["drop"])))
+    engine.close()
+    left = carried.index(False)
+    assert left > 0 and not any(carried[left:]), carried
+    assert dropped[left][0] > 0 and dropped[left][1] and not any(drop for _, drop in dropped[left + 1:])
 
 
 def test_the_cache_mark_travels_as_an_edit_keeping_the_parts_metadata_and_moves(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from deepmem.additions import passed_ids
 from deepmem.bridge.edits import append_edit, diff_held
 from deepmem.bridge.injection import Injection
 from deepmem.bridge.protocol import ProtocolError, Transform, TransformReply, WireEdit
@@ -68,7 +69,8 @@ class Transformer:
         }
         if not request.compaction:
             self.injection.add_whisper(state, request.session, messages)
-            wanted.update(state.appends)
+            passed = passed_ids(messages, plan.layout)
+            wanted.update((key, edit) for key, edit in state.appends.items() if edit.message not in passed)
             wanted.update(tail_edits(request.session, plan, messages))
             state.saved = plan_totals(plan, prices)
         edits, drop = diff_held(state, wanted)
