@@ -44,3 +44,22 @@ def test_the_replay_reports_each_contender_s_sessions_one_by_one(tmp_path: Path)
     assert next(line for line in table.splitlines() if line.startswith("| none")).endswith("| - | - | - |")
     draw_sessions(result, tmp_path / "sessions.png", "anthropic")
     assert (tmp_path / "sessions.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_gated_schedule_without_a_gate_is_the_priced_one_and_a_gate_only_holds_jumps_back() -> None:
+    """The jump-gate bench prices the schedule deepmem runs when nothing is held back; a session
+    behind its bill from the start (its additions) makes no paying jump under `not_behind`."""
+    from bench.runners.jump_gates import gated_jumps, never, not_behind
+    from deepmem.jumps import RequestFrame, priced_jumps
+    from deepmem.prices import FAMILIES
+    from deepmem.schedule import session_sizes
+    from deepmem.sessionio import read_session
+
+    prices, settings = FAMILIES["anthropic"], Settings()
+    messages = read_session(str(FIXTURES / "django-15499.json")).messages
+    sizes = session_sizes(messages, settings, prices, RequestFrame(host=7_018, added=300))
+    priced = priced_jumps(sizes, settings, prices)
+    assert gated_jumps(sizes, settings, prices, never) == priced
+    assert len(priced) > 2 and not any(sizes.cold[1:])
+    assert gated_jumps(sizes, settings, prices, not_behind) == (0,)
+    assert priced[1] < gated_jumps(sizes, settings, prices, never, patience=2.0)[1]
