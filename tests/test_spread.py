@@ -63,3 +63,20 @@ def test_the_gated_schedule_without_a_gate_is_the_priced_one_and_a_gate_only_hol
     assert len(priced) > 2 and not any(sizes.cold[1:])
     assert gated_jumps(sizes, settings, prices, not_behind) == (0,)
     assert priced[1] < gated_jumps(sizes, settings, prices, never, patience=2.0)[1]
+
+
+def test_a_replay_may_change_one_setting_and_a_wrong_one_is_a_one_line_error(capsys) -> None:
+    """`--setting NAME=VALUE` replays at a changed [compress] setting (the sweeps of a threshold)."""
+    import argparse
+
+    import pytest
+
+    from bench.runners.replay import main, parse_setting, replay_settings
+
+    assert replay_settings([parse_setting("capture_command_cap_tokens=350")]).capture_command_cap_tokens == 350
+    assert replay_settings([]) == Settings()
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_setting("no_such_setting=1")
+    with pytest.raises(SystemExit) as stopped:
+        main(["--corpus", "fixtures", "--setting", "capture_command_cap_tokens=5"])
+    assert stopped.value.code == 2 and "capture_command_cap_tokens" in capsys.readouterr().err.strip().splitlines()[-1]

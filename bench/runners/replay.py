@@ -190,6 +190,22 @@ def parse_models(text: str) -> list[PriceModel]:
     return [MODELS[name] for name in names]
 
 
+def parse_setting(text: str) -> tuple[str, str]:
+    """'capture_command_cap_tokens=350' → (name, value) of a `[compress]` setting (an unknown name is an error)."""
+    name, given, value = text.partition("=")
+    if not given or name not in Settings.__struct_fields__:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE of a [compress] setting, got {text!r}")
+    return name, value
+
+
+def replay_settings(pairs: list[tuple[str, str]]) -> Settings:
+    """The default settings with the `--setting` pairs in place; argparse's error for a value they do not take."""
+    try:
+        return msgspec.convert(dict(pairs), Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise argparse.ArgumentTypeError(f"--setting: {exc}") from None
+
+
 def contender_names(args: argparse.Namespace) -> list[str]:
     """The contenders asked for, the fixed-schedule points replaced by `--grid` when given."""
     if args.grid is None:
@@ -218,9 +234,15 @@ def main(argv: list[str] | None = None) -> int:
     add_frame_arguments(parser)
     parser.add_argument("--no-latency", action="store_true", help="skip the 200K / 1M latency figures")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for replay-<corpus>.json and .png")
+    parser.add_argument(
+        "--setting", type=parse_setting, action="append", default=[], help="NAME=VALUE of a [compress] setting (repeatable)"
+    )
     args = parser.parse_args(argv)
     folders = args.corpus or list(corpora().values())
-    settings = Settings()
+    try:
+        settings = replay_settings(args.setting)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
     for corpus in folders:
         paths = session_paths(corpus, args.sessions)
         if not paths:
