@@ -80,3 +80,21 @@ def test_a_replay_may_change_one_setting_and_a_wrong_one_is_a_one_line_error(cap
     with pytest.raises(SystemExit) as stopped:
         main(["--corpus", "fixtures", "--setting", "capture_command_cap_tokens=5"])
     assert stopped.value.code == 2 and "capture_command_cap_tokens" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_a_threshold_left_out_is_chosen_on_the_other_corpora_alone() -> None:
+    """The smallest value keeping the quoted lines of every other corpus within 0.1 point of the best there."""
+    from bench.runners.leave_one_out import leave_one_out
+
+    def figures(support: float, cost: float) -> dict[str, float]:
+        return {"support": support, "steps_supported": support, "cost_warm": cost, "median": cost}
+
+    by_value = {
+        250.0: {"a": figures(0.90, 0.80), "b": figures(0.99, 0.80), "c": figures(0.99, 0.80)},
+        500.0: {"a": figures(0.95, 0.85), "b": figures(0.99, 0.85), "c": figures(0.99, 0.85)},
+        700.0: {"a": figures(0.95, 0.90), "b": figures(0.99, 0.90), "c": figures(0.95, 0.90)},
+    }
+    rows = leave_one_out(by_value)
+    assert rows["a"]["chosen"] == 250.0 and rows["a"]["held_out"]["support"] == 0.90  # b and c lose nothing at 250
+    assert rows["b"]["chosen"] == rows["c"]["chosen"] == 500.0  # a loses lines at 250
+    assert set(rows["a"]["every"]) == {"250.0", "500.0", "700.0"}
