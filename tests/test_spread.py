@@ -87,7 +87,7 @@ def test_a_threshold_left_out_is_chosen_on_the_other_corpora_alone() -> None:
     from bench.runners.leave_one_out import leave_one_out
 
     def figures(support: float, cost: float) -> dict[str, float]:
-        return {"support": support, "steps_supported": support, "cost_warm": cost, "median": cost}
+        return {"support": support, "steps_supported": support, "cost_warm": cost, "cost_recovered": cost, "median": cost}
 
     by_value = {
         250.0: {"a": figures(0.90, 0.80), "b": figures(0.99, 0.80), "c": figures(0.99, 0.80)},
@@ -95,6 +95,7 @@ def test_a_threshold_left_out_is_chosen_on_the_other_corpora_alone() -> None:
         700.0: {"a": figures(0.95, 0.90), "b": figures(0.99, 0.90), "c": figures(0.95, 0.90)},
     }
     rows = leave_one_out(by_value)
-    assert rows["a"]["chosen"] == 250.0 and rows["a"]["held_out"]["support"] == 0.90  # b and c lose nothing at 250
-    assert rows["b"]["chosen"] == rows["c"]["chosen"] == 500.0  # a loses lines at 250
+    assert rows["a"]["chosen"]["lines"] == 250.0 and rows["a"]["held_out"]["lines"]["support"] == 0.90  # b, c lose nothing
+    assert rows["b"]["chosen"]["lines"] == rows["c"]["chosen"]["lines"] == 500.0  # a loses lines at 250
+    assert {row["chosen"]["reread"] for row in rows.values()} == {250.0}  # the cheapest, lines read again included
     assert set(rows["a"]["every"]) == {"250.0", "500.0", "700.0"}
