@@ -7,7 +7,13 @@ from typing import Any
 
 from deepmem.checkpoints.episode import episode_text, session_time
 from deepmem.checkpoints.fit import fit_sections
-from deepmem.checkpoints.render import END_MARK, ESTIMATE_ERROR, compaction_prompt, render_checkpoint
+from deepmem.checkpoints.render import (
+    END_MARK,
+    ESTIMATE_ERROR,
+    SECTION_WEIGHTS,
+    compaction_prompt,
+    render_checkpoint,
+)
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import (
     LATEST,
@@ -45,10 +51,6 @@ CONTINUATION_OPEN = (
     "written from every message and tool call, is below: go on from its latest requests, files and commands "
     "where the summary above leaves them out.\n\n"
 )
-SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "Critical context": 1.5,
-                   "Next steps": 0.5, "Progress": 0.1, "Key decisions": 0.1, "Constraints": 0.1}
-"""A section's share of a block cut to fit, in tokens (`deepmem.checkpoints.fit`): what the next session goes on
-with (the latest requests, the files, live errors, commands and code names) before what was settled."""
 QUIET_OUTPUT_CHARS = 200
 """What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from deepmem.tokens import tokens_for_cap
 
 LINE_CHARS = 300
-"""A line longer than this is cut once a text does not fit whole, but a quoted request line (`> `): the
-checkpoint chose which request lines to quote within its own budget already."""
+"""A line longer than this is cut in a section that does not fit its share whole, but a quoted request line
+(`> `): the checkpoint chose which request lines to quote within its own budget already."""
 QUOTE = "> "
 
 
@@ -24,7 +24,7 @@ def fit_sections(markdown: str, room: int, weights: Mapping[str, float], around:
     if tokens_for_cap(around + markdown) <= room:
         return markdown
     head, sections = split_sections(markdown)
-    weighted = [(title, weights.get(title[3:], 1.0), [shortened(line) for line in lines]) for title, lines in sections]
+    weighted = [(title, weights.get(title[3:], 1.0), lines) for title, lines in sections]
     low, high = 0, room
     while low < high:
         level = (low + high + 1) // 2
@@ -55,13 +55,14 @@ def shortened(line: str) -> str:
 
 
 def shared_out(head: list[str], sections: list[tuple[str, float, list[str]]], level: int) -> str:
-    """The text with each section's lines kept within its weight times `level` tokens, the first line that does
-    not fit cut to what is left of the share."""
+    """The text with each section's lines kept within its weight times `level` tokens: whole when they fit, else
+    each cut to LINE_CHARS and the first line that does not fit cut to what is left of the share."""
     out = list(head)
     for title, weight, lines in sections:
         out.append(title)
         left = int(weight * level)
-        for line in lines:
+        whole = tokens_for_cap("\n".join(lines) + "\n") <= left
+        for line in lines if whole else map(shortened, lines):
             cost = tokens_for_cap(line + "\n")
             if cost > left:
                 out += [cut] if (cut := cut_to(line, left)) else []
