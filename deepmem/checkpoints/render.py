@@ -165,22 +165,24 @@ def budgeted_quotes(requests: list[Request], budget: int) -> list[tuple[list[str
 
 
 def ranked_quote(lines: list[str], budget: int, said: set[str]) -> list[str]:
-    """The lines that say something not in `said` (which grows by their words) as `> ` quotes within `budget`
-    tokens, in their own order: when the budget binds, the lines that name files, code, commands and numbered steps
-    are kept first, then the others in order, and the first line that does not fit is cut to the room left."""
-    ranked = sorted(range(len(lines)), key=lambda i: NAMES_WORK.search(lines[i]) is None)
+    """The lines that say something not in `said` (which grows by their terms) as `> ` quotes within `budget`
+    tokens, in their own order. When the budget binds, the lines that name files, code, commands and numbered steps
+    are kept first, then the others; among those, the ones that say the most per token (of a pasted log, its
+    headings and its findings before its long paths), and the first line that does not fit is cut to the room
+    left."""
+    costs = [tokens_for_cap(QUOTE + line + "\n") for line in lines]
+    ranked = sorted(range(len(lines)),
+                    key=lambda i: (NAMES_WORK.search(lines[i]) is None, -len(terms(lines[i]) - said) / costs[i], i))
     kept: dict[int, str] = {}
     room = budget
     for i in ranked:
         words = terms(lines[i])
         if words and words <= said:
             continue
-        quote = QUOTE + lines[i]
-        cost = tokens_for_cap(quote + "\n")
-        if cost > room:
-            kept[i] = cut_to(quote, room)
+        if costs[i] > room:
+            kept[i] = cut_to(QUOTE + lines[i], room)
             break
-        kept[i], room = quote, room - cost
+        kept[i], room = QUOTE + lines[i], room - costs[i]
         said |= words
     return [kept[i] for i in sorted(kept) if kept[i]]
 
