@@ -114,7 +114,8 @@ def test_files_in_hand_commands_and_code_names_beside_their_files(tmp_path: Path
     context = "\n".join(sections["Critical context"])
     assert "read `cmd/lex.go`" in context and "read `cmd/parse.go`" not in context, "a file changed is not a read"
     assert "command `go test ./...` ×1" in context and "git reset" not in context
-    assert "`errorPosition`" in context
+    assert "`errorPosition`" not in context, "a code name the requests quoted show is not repeated"
+    assert "> and keep the `errorPosition` helper in lex.go" in (memory_dir(tmp_path) / LATEST).read_text(encoding="utf-8")
 
 
 def test_a_compaction_right_after_the_first_request(tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_requests_in_chinese(tmp_path: Path) -> None:
                 assistant(say("好的，接下来我会修改词法分析器。"))]
     markdown = checkpoint_of(messages, tmp_path)
     assert "> 请把解析器改成支持注释" in markdown and "还需要在 lex.go 里保留 errorPosition 函数" in markdown
-    assert "`errorPosition`" in markdown
+    assert "errorPosition" in {name for name, _ in extract(messages).context.names}, "shown in the request quoted"
     assert any("接下来我会修改词法分析器" in line for line in checkpoint_sections(markdown)["Next steps"])
 
 

@@ -99,8 +99,9 @@ def section_bodies(findings: Findings, requests_budget: int) -> dict[str, list[s
         steps.append("- answer the last request (above), which has no reply yet")
     steps += [f"- fix the {len(live)} UNRESOLVED under Errors (above)"] if live else []
     steps += [f"- {intent}" for intent in progress.intents]
+    task = task_lines(progress, requests_budget)
     return {
-        "Task overview": task_lines(progress, requests_budget),
+        "Task overview": task,
         "Progress": newest_lines(done),
         "Key decisions": newest_lines([f"- {s.text} (step {s.step})" for s in findings.decisions], FEW_ITEMS),
         "Constraints": [f"- {s.text} (user)" for s in findings.constraints if s.role == "user"]
@@ -108,7 +109,7 @@ def section_bodies(findings: Findings, requests_budget: int) -> dict[str, list[s
         "Files modified": file_lines(findings),
         "Errors": [error_line(e) for e in live] + newest_lines([error_line(e) for e in fixed], FEW_ITEMS),
         "Next steps": newest_lines(steps),
-        "Critical context": context_lines(findings),
+        "Critical context": context_lines(findings, "\n".join(task)),
     }
 
 
@@ -206,11 +207,13 @@ def file_lines(findings: Findings) -> list[str]:
     ]
 
 
-def context_lines(findings: Findings) -> list[str]:
-    """Files only read that are in hand, commands that worked, and code names not shown beside a changed file."""
+def context_lines(findings: Findings, quoted_requests: str) -> list[str]:
+    """Files only read that are in hand, commands that worked, and code names not shown beside a changed file or
+    in the requests quoted."""
     context = findings.context
     changed = {f.path for f in findings.files}
-    loose = [name for name, where in context.names if where not in changed]
+    shown = set(CODE_NAME.findall(quoted_requests))
+    loose = [name for name, where in context.names if where not in changed and name not in shown]
     return [
         *(f"- read `{r.path}` ×{r.times}, last at step {r.last_step}" + (", named in a request or todo" if r.named else "")
           for r in context.reads),
