@@ -46,8 +46,8 @@ session goes on with (the latest requests, the files, live errors, commands and 
 settled."""
 ESTIMATE_ERROR = 0.15
 """The token estimate's error bound: a cap in the model's tokens is met by estimating within the cap less this
-share (`tokens_for_cap` counts checkpoint Markdown at most 14% low on the compactions of claude-entire and
-codex-graph)."""
+share (`tokens_for_cap` counts checkpoint.md and the resume block at most 14% low on every session of the seven
+corpora)."""
 REQUEST_FLOOR = 150
 """Each open request keeps at least this many tokens however much the newer ones took (about 600 characters, what
 each earlier request kept before the budget was shared)."""
