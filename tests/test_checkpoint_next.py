@@ -285,3 +285,12 @@ def test_the_newest_request_gets_what_the_rest_of_the_checkpoint_leaves(tmp_path
     assert REQUEST_FLOOR * 0.9 <= estimate_tokens(quoted_newest(markdown)) <= REQUEST_FLOOR * 1.5
     assert "> Rename the handlers across the service" in markdown
     assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS
+
+
+def test_a_session_carried_on_from_a_summary(tmp_path: Path) -> None:
+    """The summary leads the overview only while no request was typed after it; then the request leads."""
+    summary = user("This session is being continued from a previous conversation. Summary: parser comments.")
+    carried = checkpoint_of([summary, assistant(call("read", filePath=f"{ROOT}/cmd/parse.go"))], tmp_path)
+    assert "- carried on from an earlier summary:\n> This session is being continued" in carried
+    typed = checkpoint_of([summary, assistant(say("Continuing.")), user("now add the tests")], tmp_path)
+    assert "carried on" not in typed and "- newest request (step 1):\n> now add the tests" in typed

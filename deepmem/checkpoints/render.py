@@ -123,7 +123,7 @@ def task_lines(progress: Progress, budget: int) -> list[str]:
     requests and refusals, oldest first: what matters most first, since a block cut short keeps a section's first
     lines. The budget goes to the newest request first, then to the others, newest first, the first request last."""
     first = progress.first if not progress.first_is_newest else None
-    lines = [] if first or not progress.carried else ["- carried on from an earlier summary:", *quoted(progress.carried)]
+    lines = ["- carried on from an earlier summary:", *quoted(progress.carried)] if progress.carried and not progress.task else []
     labeled = [*([(f"- first request (step {first.step})", first)] if first else []),
                *([(f"- newest request (step {progress.newest.step})", progress.newest)] if progress.newest else []),
                *((request_label(request), request) for request in progress.requests)]
