@@ -9,9 +9,9 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
+from deepmem.checkpoints.quotes import REQUEST_FLOOR
 from deepmem.checkpoints.render import (
     CHECKPOINT_TOKENS,
-    REQUEST_FLOOR,
     SECTIONS,
     checkpoint_sections,
 )
