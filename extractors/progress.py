@@ -2,11 +2,11 @@
 and the work the assistant said it would do next.
 
 Which requests are still open cannot be read from words alone, so the newest ones are kept
-(`OPEN_REQUESTS`, each clipped), the user's refusals and corrections among them: the work
-after a compaction most often goes on with what was asked last, and a request answered
-already costs a few lines. The newest typed request is kept whole (up to `NEWEST_CHARS`): the
-work goes on from all of it, a pasted plan, review or bug report included, and the checkpoint
-quotes it within its own token budget."""
+(`OPEN_REQUESTS`), the user's refusals and corrections among them: the work after a compaction
+most often goes on with what was asked last, and a request answered already costs a few lines.
+The first, the newest and the other open requests are held whole (up to `HELD_CHARS` each): the
+work goes on from all of a pasted plan, review or bug report, and a short "Continue" leaves the
+request it continues open; the checkpoint chooses what it quotes of them within its own token budget."""
 
 from __future__ import annotations
 
@@ -29,10 +29,8 @@ TASK_CHARS = 700
 REQUEST_CHARS = 400
 OPEN_REQUESTS = 4
 """The newest requests kept as open ones."""
-OPEN_CHARS = 600
-"""Each open request is clipped to this many characters."""
-NEWEST_CHARS = 60_000
-"""The newest request is held up to this many characters (5,000 words of long ones), so the lines that name
+HELD_CHARS = 60_000
+"""Each open request is held up to this many characters (5,000 words of long ones), so the lines that name
 files, code and steps near its end can still be quoted."""
 MAX_INTENTS = 4
 MAX_PASSED = 3
@@ -60,10 +58,12 @@ class Progress(msgspec.Struct, frozen=True):
     """True when the last user request has no assistant reply yet."""
     steps: int
     requests: tuple[Request, ...] = ()
-    """The newest requests and refusals (clipped), oldest first, but the first and the newest typed request:
-    what the user may still be waiting for."""
+    """The newest requests and refusals, oldest first, but the first and the newest typed request: what the user
+    may still be waiting for."""
     newest: Request | None = None
-    """The newest typed request, whole: the one the work most likely goes on with."""
+    """The newest typed request: the one the work most likely goes on with."""
+    first: Request | None = None
+    """The first typed request: the task, which a short follow-up ("Continue") leaves open."""
     first_is_newest: bool = False
     """True when the first request is also the newest (the only one typed): it is quoted once, whole."""
     carried: str = ""
@@ -89,11 +89,17 @@ def find_progress(timeline: Timeline) -> Progress:
         intents=tuple(intents[-MAX_INTENTS:]),
         unanswered=unanswered,
         steps=timeline.steps,
-        requests=tuple(Request(clip(r.text, OPEN_CHARS), r.step, r.refused) for r in others),
-        newest=Request(clip(newest.text, NEWEST_CHARS), newest.step) if newest else None,
+        requests=tuple(held(request) for request in others),
+        newest=held(newest) if newest else None,
+        first=held(first) if first else None,
         first_is_newest=len(typed) == 1,
         carried=clip(handoff(timeline), TASK_CHARS),
     )
+
+
+def held(request: Request) -> Request:
+    """The request with its text clipped to HELD_CHARS."""
+    return Request(clip(request.text, HELD_CHARS), request.step, request.refused)
 
 
 def latest_todos(timeline: Timeline) -> tuple[Todo, ...]:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
+from deepmem.checkpoints.quotes import REQUEST_FLOOR
 from deepmem.checkpoints.render import (
     CHECKPOINT_TOKENS,
-    NEWEST_FLOOR,
-    NEWEST_TOKENS,
     SECTIONS,
     checkpoint_sections,
 )
@@ -115,7 +114,8 @@ def test_files_in_hand_commands_and_code_names_beside_their_files(tmp_path: Path
     context = "\n".join(sections["Critical context"])
     assert "read `cmd/lex.go`" in context and "read `cmd/parse.go`" not in context, "a file changed is not a read"
     assert "command `go test ./...` ×1" in context and "git reset" not in context
-    assert "`errorPosition`" in context
+    assert "`errorPosition`" not in context, "a code name the requests quoted show is not repeated"
+    assert "> and keep the `errorPosition` helper in lex.go" in (memory_dir(tmp_path) / LATEST).read_text(encoding="utf-8")
 
 
 def test_a_compaction_right_after_the_first_request(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_requests_in_chinese(tmp_path: Path) -> None:
                 assistant(say("好的，接下来我会修改词法分析器。"))]
     markdown = checkpoint_of(messages, tmp_path)
     assert "> 请把解析器改成支持注释" in markdown and "还需要在 lex.go 里保留 errorPosition 函数" in markdown
-    assert "`errorPosition`" in markdown
+    assert "errorPosition" in {name for name, _ in extract(messages).context.names}, "shown in the request quoted"
     assert any("接下来我会修改词法分析器" in line for line in checkpoint_sections(markdown)["Next steps"])
 
 
@@ -184,7 +184,7 @@ def test_checkpoint_md_edited_by_hand_before_resume(tmp_path: Path) -> None:
 
 def quoted_newest(markdown: str) -> str:
     """The quote lines of the newest request in a checkpoint's task overview."""
-    lines = markdown.split("- newest request", 1)[1].split("- other latest requests", 1)[0].split("\n## ", 1)[0]
+    lines = markdown.split("- newest request", 1)[1].split("\n- ", 1)[0].split("\n## ", 1)[0]
     return "\n".join(line for line in lines.splitlines() if line.startswith("> "))
 
 
@@ -196,13 +196,12 @@ REVIEW = ("in parse.go: the lexer drops the position of the token that failed, s
           "This makes the errors point at the real line rather than the first one.")
 
 
-def test_the_newest_request_is_kept_whole_and_the_earlier_ones_clipped(tmp_path: Path) -> None:
+def test_the_newest_request_is_kept_whole_and_the_earlier_ones_get_what_it_leaves(tmp_path: Path) -> None:
     earlier = "Also report parser errors with line numbers. " + "Mind the callers. " * 40
     messages = [*WORK[:5], user(earlier), assistant(say("Done.")), user(REVIEW)]
     markdown = checkpoint_of(messages, tmp_path)
     assert quoted_newest(markdown) == "\n".join(f"> {line}" for line in REVIEW.splitlines())
-    assert "- newest request (step 5):" in markdown and "- step 4:\n> Also report parser errors" in markdown
-    assert earlier.strip() not in markdown, "an earlier request is clipped as before"
+    assert "- newest request (step 5):" in markdown and f"- step 4:\n> {earlier.strip()}\n" in markdown
     assert "> Make the config parser accept comments" in markdown, "the first request leads the overview"
     block = resume_block(tmp_path)
     assert block is not None and all(line in block for line in REVIEW.splitlines())
@@ -218,9 +217,9 @@ def test_a_request_of_5000_words_keeps_the_lines_that_name_files_and_steps_withi
     newest = quoted_newest(markdown)
     assert "> 3. then move the defaults into config/defaults.toml\n" in newest
     assert newest.endswith("\n> and run `make check` when done"), "kept in the request's own order"
-    assert 0 < estimate_tokens(newest) <= NEWEST_TOKENS
+    assert newest.count("> We should think again") == 1, "lines that say nothing new are quoted once"
+    assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS
     assert "of 482 lines, those naming files, code, commands and steps first:" in markdown
-    assert estimate_tokens(markdown) <= 1_500
     block = resume_block(tmp_path)
     assert block is not None and estimate_tokens(block) <= RESUME_BUDGET_TOKENS and "config/defaults.toml" in block
 
@@ -233,7 +232,8 @@ def test_a_request_that_is_only_a_pasted_log(tmp_path: Path) -> None:
     newest = quoted_newest(markdown)
     assert "> ERROR cannot open src/server/routes.py: permission denied" in newest.splitlines(), "the line naming a file"
     assert newest.startswith("> INFO worker 0 served") and "worker 399 served" not in newest, "then the first lines"
-    assert estimate_tokens(newest) <= NEWEST_TOKENS and "of 601 lines" in markdown
+    assert "> INFO worker 0 idle" in newest and "worker 1 idle" not in newest, "a line that says nothing new is left out"
+    assert "of 601 lines" in markdown
     overview = checkpoint_sections(markdown)["Task overview"]
     assert overview[0].startswith("newest request (step 0)"), "the only request is quoted once, as the newest"
 
@@ -277,10 +277,20 @@ def test_a_cut_resume_block_fits_its_budget_in_real_tokens_and_keeps_the_newest_
 
 def test_the_newest_request_gets_what_the_rest_of_the_checkpoint_leaves(tmp_path: Path) -> None:
     """checkpoint.md stays within 1,500 tokens: beside a long list of files the newest request is cut sooner, but
-    keeps its floor and the lines that name files first."""
+    keeps its floor and the lines that name files first; the first request keeps its floor too."""
     plan = "\n".join([f"Step {n}: move the handler of route {n} behind the new router in internal/routes/r{n}.go"
                       for n in range(40)])
     markdown = checkpoint_of([*many_changes(36), user(plan)], tmp_path)
     assert "newest request (step 36), " in markdown, "cut"
-    assert NEWEST_FLOOR <= estimate_tokens(quoted_newest(markdown)) < NEWEST_TOKENS
+    assert REQUEST_FLOOR * 0.9 <= estimate_tokens(quoted_newest(markdown)) <= REQUEST_FLOOR * 1.5
+    assert "> Rename the handlers across the service" in markdown
     assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS
+
+
+def test_a_session_carried_on_from_a_summary(tmp_path: Path) -> None:
+    """The summary leads the overview only while no request was typed after it; then the request leads."""
+    summary = user("This session is being continued from a previous conversation. Summary: parser comments.")
+    carried = checkpoint_of([summary, assistant(call("read", filePath=f"{ROOT}/cmd/parse.go"))], tmp_path)
+    assert "- carried on from an earlier summary:\n> This session is being continued" in carried
+    typed = checkpoint_of([summary, assistant(say("Continuing.")), user("now add the tests")], tmp_path)
+    assert "carried on" not in typed and "- newest request (step 1):\n> now add the tests" in typed

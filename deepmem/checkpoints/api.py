@@ -6,7 +6,14 @@ import os
 from typing import Any
 
 from deepmem.checkpoints.episode import episode_text, session_time
-from deepmem.checkpoints.render import END_MARK, ESTIMATE_ERROR, compaction_prompt, render_checkpoint
+from deepmem.checkpoints.fit import fit_sections
+from deepmem.checkpoints.render import (
+    END_MARK,
+    ESTIMATE_ERROR,
+    SECTION_WEIGHTS,
+    compaction_prompt,
+    render_checkpoint,
+)
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import (
     LATEST,
@@ -27,7 +34,6 @@ from deepmem.memory.store import add_notes, now_text
 from deepmem.project import Project
 from deepmem.redact import Redactor
 from deepmem.sessionio import validate_messages
-from deepmem.tokens import estimate_tokens
 from deepmem.types import DeepmemError, InputError, Message
 
 RESUME_BUDGET_TOKENS = 1_000
@@ -45,15 +51,6 @@ CONTINUATION_OPEN = (
     "written from every message and tool call, is below: go on from its latest requests, files and commands "
     "where the summary above leaves them out.\n\n"
 )
-SECTION_CAPS = tuple(range(16, 0, -1))
-"""Lines kept per section, tried in turn until the resume block fits its budget."""
-SECTION_WEIGHTS = {"Task overview": 3.0, "Files modified": 2.0, "Errors": 2.0, "Critical context": 1.5,
-                   "Next steps": 0.5, "Progress": 0.1, "Key decisions": 0.1, "Constraints": 0.1}
-"""A section keeps its weight times the cap (at least one line): what the next session goes on with
-(the latest requests, the files, live errors, commands and code names) before what was settled."""
-LINE_CHARS = 300
-"""A line longer than this is cut once sections are capped, but a quoted request line (`> `): the checkpoint
-bounded the requests already, and the newest one is meant to stay whole."""
 QUIET_OUTPUT_CHARS = 200
 """What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
 
@@ -158,45 +155,13 @@ def continuation_block(root: str | os.PathLike[str], session_id: str, budget: in
 
 
 def fitted_block(opening: str, body: str, budget: int) -> str:
-    """The body between `opening` and the close, its sections cut in turn until it fits `budget` tokens (estimated,
-    less the estimate's error, so that it fits in the model's own tokens too)."""
+    """The body between `opening` and the close, its sections cut to their shares until it fits `budget` tokens
+    (estimated, less the estimate's error, so that it fits in the model's own tokens too)."""
     room = int(budget / (1 + ESTIMATE_ERROR))
-    for cap in (None, *SECTION_CAPS):
-        block = opening + (body if cap is None else cap_sections(body, cap)) + RESUME_CLOSE
-        if estimate_tokens(block) <= room:
-            return block
-    return opening + clip_to_budget(cap_sections(body, 1), room, opening) + RESUME_CLOSE
+    return opening + fit_sections(body, room, SECTION_WEIGHTS, opening + RESUME_CLOSE) + RESUME_CLOSE
 
 
 def related_section(root: str | os.PathLike[str]) -> str:
     """Earlier sessions that changed the same files as the latest one, as a resume section ('' when none)."""
     lines = [f"- {entry.time[:10]}: {brief(entry.text, RELATED_GOAL_CHARS)}" for entry in related(root)]
     return "\n## Related earlier sessions\n" + "\n".join(lines) + "\n" if lines else ""
-
-
-def cap_sections(markdown: str, cap: int) -> str:
-    """Keep the first `cap` lines of each `## ` section times its weight (`SECTION_WEIGHTS`, at least one)."""
-    out: list[str] = []
-    kept = 0
-    limit = cap
-    for line in markdown.splitlines():
-        if line.startswith("#"):
-            kept, limit = 0, max(1, int(cap * SECTION_WEIGHTS.get(line.removeprefix("## "), 1.0)))
-            out.append(line)
-        elif not line.strip():
-            out.append(line)
-        elif kept < limit:
-            kept += 1
-            out.append(line if len(line) <= LINE_CHARS or line.startswith("> ") else line[: LINE_CHARS - 1] + "…")
-    return "\n".join(out) + "\n"
-
-
-def clip_to_budget(text: str, budget: int, opening: str = RESUME_OPEN) -> str:
-    """Whole lines from the start while the block stays under budget."""
-    room = budget - estimate_tokens(opening + RESUME_CLOSE)
-    lines: list[str] = []
-    for line in text.splitlines():
-        if estimate_tokens("\n".join([*lines, line])) > room:
-            break
-        lines.append(line)
-    return "\n".join(lines) + "\n"
