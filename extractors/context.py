@@ -132,7 +132,9 @@ def code_names(timeline: Timeline) -> tuple[tuple[str, str], ...]:
         if call.tool in TODO_TOOLS:
             note_names(newest, "\n".join(open_items(call)), call.step, "")
             continue
-        changed = call_touches(call.tool, call.input).changed
+        touched = call_touches(call.tool, call.input)
+        # A file a call only deletes holds none of the call's code names (`rm -rf build && echo DONE_MARKER`).
+        changed = [path for path in touched.changed if path not in touched.deletes]
         where = project_path(changed[0], call.cwd, timeline.root) if changed else ""
         fields = ("command",) if call.command else NAME_FIELDS
         if where or not call.command:

@@ -175,3 +175,18 @@ def test_a_constant_that_looks_like_a_key_is_no_code_name() -> None:
     names = {name for name, _ in extract([message("user", text("add the seed")), message("assistant", edit)]).context.names}
     assert {"goldenRatioSeed", "fixtureToken", "ShadowBranchName", "base_commit"} <= names
     assert not names & {"Kq8ZpX2mW7vR4tLs9NcB", "aB3dE9fGh2JkLm7", "x9E3779B97F4A7C15", "E3779B97F4A7C15"}
+
+
+def test_a_command_that_only_deletes_a_file_gives_it_no_code_names() -> None:
+    """`rm -rf build` followed by a harness's marker: the marker is no code name of the deleted folder, and a
+    command that writes a file still names what it writes."""
+    def bash(command: str) -> dict:
+        return {"type": "tool", "tool": "bash", "state": {"status": "completed", "output": "", "input": {"command": command}}}
+
+    names = dict(extract([
+        message("user", text("clean up")),
+        message("assistant", bash("rm -rf reproduction\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A")),
+        message("assistant", bash("cat > fix_helper.py <<'EOF'\ndef apply_shadow_fix(base_commit):\n    pass\nEOF")),
+    ]).context.names)
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" not in names
+    assert names.get("apply_shadow_fix") == "fix_helper.py"
