@@ -22,6 +22,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
+READ_STAGES = READERS | {"sed"}
+"""What a read may pipe the file through and still show its lines (`nl -ba a.go | sed -n '40,60p'`);
+any other program makes the output its own (`head -5 a.jsonl | python3 -c …`)."""
 SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack", "find", "ls", "tree", "locate", "fd"})
 FILE_SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack"})
 """Searchers whose operands past the pattern may be files."""
@@ -31,6 +34,8 @@ PREFIXES = frozenset({"sudo", "time", "env", "nohup", "command"})
 """Words that run the next word as the program."""
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 SEPARATOR = re.compile(r"&&|\|\||;")
+QUOTED = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*\"""")
+"""A quoted string, whose `;` and `|` are its own."""
 PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 SED_RANGE = re.compile(r"(\d+)\s*(?:,\s*\d+\s*)?p")
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
@@ -68,13 +73,22 @@ def words(stage: str) -> list[str]:
     return [next(group for group in match.groups() if group is not None) for match in WORD.finditer(stage)]
 
 
+def split_unquoted(text: str, separator: re.Pattern[str]) -> list[str]:
+    """The non-empty pieces of a text split at a separator outside quotes (`sed -n '1,9p;20,30p'` is one piece)."""
+    pieces, start = [], 0
+    masked = QUOTED.sub(lambda found: "\0" * len(found.group()), text)
+    for match in separator.finditer(masked):
+        pieces.append(text[start : match.start()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
 def main_stages(command: str) -> list[str]:
     """The pipeline stages of the last `&&`/`;` segment of the command's first line."""
     first_line = command.strip().split("\n", 1)[0]
-    segments = [s.strip() for s in SEPARATOR.split(first_line) if s.strip()]
-    if not segments:
-        return []
-    return [s.strip() for s in PIPE.split(segments[-1]) if s.strip()]
+    segments = split_unquoted(first_line, SEPARATOR)
+    return split_unquoted(segments[-1], PIPE) if segments else []
 
 
 def first_program(command: str) -> str:
@@ -96,9 +110,8 @@ def command_kind(command: str) -> str:
     if any(name in SEARCHERS for name in programs):
         return "search"
     first = stages[0]
-    if programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}"):
-        return "read"
-    return "command"
+    reads = programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}")
+    return "read" if reads and all(name in READ_STAGES for name in programs[1:]) else "command"
 
 
 @lru_cache(maxsize=16_384)
