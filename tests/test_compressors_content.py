@@ -128,6 +128,16 @@ def test_search_results_grouped_by_file(tier: Tier) -> None:
     assert len(marker_keys(text)) == 1
 
 
+def test_a_search_of_a_few_megabyte_lines_keeps_every_match_clipped() -> None:
+    """`rg` matching minified bundles: four lines of 300K characters, none to cut: each is clipped, the rest counted."""
+    lines = [f"dist/bundle{n}.min.js:1:" + f"var a{n}=computeTotal(o,{n});" * 12_000 for n in range(4)]
+    part = tool("bash", "\n".join(lines), command="rg -n computeTotal .")
+    text = main_text(REGISTRY["search_results"].compress(part, ctx()).part)
+    assert len(text) < 2_000
+    assert all(f"dist/bundle{n}.min.js:1:var a{n}" in text for n in range(4))
+    assert " chars cut · ccr:" in text.splitlines()[-1]
+
+
 def test_search_over_one_file_names_no_files() -> None:
     """grep -n -A over one file: its numbered match and context lines are never listed as
     files (`1085-    if self.required:` is a line of the file, not a file name)."""
