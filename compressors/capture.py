@@ -2,9 +2,10 @@
 long shell command is trimmed next to it by `long_inputs`).
 
 File views (a read, a search of named files such as `rg -n NAME a.go b.go`, a command one
-of whose lines reads a file, an output that prints back a text of several lines its input
-passed, as a plan approved) have `capture_cap_tokens`, by default as much as the views kept
-whole may take together (`deepmem.history.whole_view_tokens`): the agent quotes their lines
+of whose lines reads a file or diffs named files against the working tree, an output that
+prints back a text of several lines its input passed, as a plan approved) have
+`capture_cap_tokens`, by default as much as the views kept whole may take together
+(`deepmem.history.whole_view_tokens`): the agent quotes their lines
 in the edits that follow, so a view is cut later, once its file is no longer worked on, not
 before the agent has used it. Every other output (searches of folders, test runs, installs,
 scripts' prints) has the smaller `capture_command_cap_tokens`: what the agent uses of it is
@@ -36,14 +37,14 @@ under a small cap, to the tail's share of it, so that one line always fits."""
 VIEW_KINDS = ("read",)
 """Output kinds whose lines the agent quotes later: they get the larger cap, and so does a
 search of named files (`rg -n NAME a.go b.go`, `grep -n -A 60 name file.go`), which shows
-those files' lines, and a command one of whose lines reads a file (`git status`, then
-`sed -n '1,190p' a.go`). A search of folders keeps the smaller one: what the agent uses of
+those files' lines, and a command one of whose lines shows a file's lines (`git status`, then
+`sed -n '1,190p' a.go`; `git diff -- a.go`). A search of folders keeps the smaller one: what the agent uses of
 it is where the matches are."""
 
 
 def shows_file_lines(part: Part) -> bool:
     """A file view, a search of named files (`deepmem.toolcalls.shell.searched_files`), a
-    command that prints a file on a later line (`deepmem.toolcalls.shell.prints_a_file`), or
+    command that prints a file's lines on a later line or in a diff (`deepmem.toolcalls.shell.prints_a_file`), or
     an output that prints back its input's text (`deepmem.toolcalls.echoes.echoes_input`)."""
     kind = tool_kind(part)
     command = tool_input(part).get("command")

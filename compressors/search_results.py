@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+import msgspec
+
 from deepmem.markers import marker
 from deepmem.text.fields import main_text, with_main_text
-from deepmem.text.lines import Budget, by_tier, clip, worth_cutting
+from deepmem.text.lines import Budget, by_tier, clip, shorten_part, worth_cutting
 from deepmem.types import Context, Original, Part, Result, cache_key
 
 NAME = "search_results"
@@ -65,7 +67,8 @@ def group_lines(lines: list[str]) -> dict[str, list[int]]:
 
 
 def compress(part: Part, ctx: Context) -> Result | None:
-    """Keep the first files' first matches, the head and tail lines; count what was cut."""
+    """Keep the first files' first matches, the head and tail lines; count what was cut. When
+    every line stays (a search of a few lines as long as a minified file), clip the long ones."""
     text = main_text(part)
     if not text:
         return None
@@ -78,7 +81,7 @@ def compress(part: Part, ctx: Context) -> Result | None:
         kept.update(groups[group][: MATCHES_PER_FILE + (1 if HEADER.match(lines[groups[group][0]]) else 0)])
     cut = [i for i in range(len(lines)) if i not in kept]
     if not cut:
-        return None
+        return shorten_part(part, NAME, msgspec.structs.replace(budget, head=len(lines)), lambda _: ())
     key = cache_key(text, NAME)
     hidden = [(group, len(indices)) for group, indices in groups.items() if group not in shown]
     summary = marker(len(cut), len(lines), "lines", key)

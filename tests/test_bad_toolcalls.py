@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deepmem.ccr import CCRStore
 from deepmem.context import context_units
 from deepmem.facts import FactsBuilder
@@ -130,19 +132,29 @@ def test_a_read_of_a_file_a_later_patch_deletes_stays_for_the_file_written_again
     assert replayed(messages, tmp_path) == (6, 6)
 
 
-def test_a_search_over_a_monorepo_printing_more_than_a_megabyte_is_cut_and_restored(tmp_path: Path) -> None:
-    """`rg` over every package: cut once on entry, the same bytes at every later step, the original back."""
-    output = "\n".join(
+MONOREPO_SEARCHES = {
+    "many lines": "\n".join(
         f"packages/pkg{n // 50}/src/module{n}.ts:{n % 300 + 1}:  const value{n} = computeTotal(orders, {n});" for n in range(16_000)
-    )
+    ),
+    "a few minified lines": "\n".join(
+        f"packages/pkg{n}/dist/index.min.js:1:" + f"var v{n}=computeTotal(o,{n});" * 12_000 for n in range(4)
+    ),
+}
+
+
+@pytest.mark.parametrize("output", MONOREPO_SEARCHES.values(), ids=MONOREPO_SEARCHES.keys())
+def test_a_search_over_a_monorepo_printing_more_than_a_megabyte_is_cut_and_restored(output: str, tmp_path: Path) -> None:
+    """`rg` over every package: cut once on entry, the same bytes at every later step, cut again when old (the fixed
+    schedule makes it old), the original back."""
     assert len(output) > 1_000_000
     messages = session([tool(1, "bash", output, command="rg -n computeTotal .")], steps=30)
     replayed(messages, tmp_path)
     first = plan_transform(messages[:20], Settings())
     again = plan_transform(messages[:20], Settings())
-    shown = next(edit.part for edit in first.edits if edit.part_id == "prt_0001")["state"]["output"]
-    assert len(shown) < 20_000
     assert first.edits == again.edits
+    for plan in (first, plan_transform(messages, Settings(schedule="fixed"))):
+        shown = next(edit.part for edit in plan.edits if edit.part_id == "prt_0001")["state"]["output"]
+        assert len(shown) < 20_000
 
 
 def test_a_session_that_moves_from_claude_to_gpt_keeps_what_the_gpt_patch_quotes(tmp_path: Path) -> None:

@@ -128,6 +128,16 @@ def test_search_results_grouped_by_file(tier: Tier) -> None:
     assert len(marker_keys(text)) == 1
 
 
+def test_a_search_of_a_few_megabyte_lines_keeps_every_match_clipped() -> None:
+    """`rg` matching minified bundles: four lines of 300K characters, none to cut: each is clipped, the rest counted."""
+    lines = [f"dist/bundle{n}.min.js:1:" + f"var a{n}=computeTotal(o,{n});" * 12_000 for n in range(4)]
+    part = tool("bash", "\n".join(lines), command="rg -n computeTotal .")
+    text = main_text(REGISTRY["search_results"].compress(part, ctx()).part)
+    assert len(text) < 2_000
+    assert all(f"dist/bundle{n}.min.js:1:var a{n}" in text for n in range(4))
+    assert " chars cut · ccr:" in text.splitlines()[-1]
+
+
 def test_search_over_one_file_names_no_files() -> None:
     """grep -n -A over one file: its numbered match and context lines are never listed as
     files (`1085-    if self.required:` is a line of the file, not a file name)."""
@@ -363,10 +373,14 @@ def test_capture_keeps_more_of_a_file_view_than_of_command_output() -> None:
      'rg -n "compute|value" internal/sem/search.go internal/sem/provider.go', 'rg -n "compute|value" internal/sem'),
     ("## main\n" + "\n".join(f"\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600)),
      "git status --short --branch\nsed -n '1,600p' internal/sem/search.go", "git status --short --branch\ngo vet ./..."),
-], ids=["a search of named files", "a command that prints a file on a later line"])
+    ("diff --git a/internal/sem/search.go b/internal/sem/search.go\n@@ -1,600 +1,600 @@\n"
+     + "\n".join(f"+\tvalue_{n} := compute(value_{n - 1}, {n})" for n in range(1, 600)),
+     "git diff --check && git diff -- internal/sem/search.go", "git diff HEAD~1 HEAD -- internal/sem/search.go"),
+], ids=["a search of named files", "a command that prints a file on a later line", "a diff against the working tree"])
 def test_capture_keeps_what_shows_a_files_lines_like_a_view(text: str, viewing: str, not_viewing: str) -> None:
-    """`rg -n NAME a.go b.go`, or `git status` then `sed -n '1,600p' a.go`, shows a file's lines, which the next patch
-    quotes: the view cap; the same search of a folder, or a command that prints no file, gets the command cap."""
+    """`rg -n NAME a.go b.go`, `git status` then `sed -n '1,600p' a.go`, or `git diff -- a.go` shows a file's lines,
+    which the next patch quotes: the view cap; the same search of a folder, a command that prints no file, or a diff
+    of two past revisions gets the command cap."""
     context = Context(age=0, step=5, tier="low", settings=Settings(), facts=Facts(), captured=True)
     assert REGISTRY["capture"].compress(tool("bash", text, command=viewing), context) is None
     other = REGISTRY["capture"].compress(tool("bash", text, command=not_viewing), context)

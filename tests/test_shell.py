@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deepmem.toolcalls.shell import (
+    DIFF_HUNKS,
     command_kind,
     first_program,
     heredoc_lines,
@@ -17,6 +18,7 @@ from deepmem.toolcalls.shell import (
     read_target,
     searched_files,
     shell_tokens,
+    shown_file,
     simple_commands,
 )
 
@@ -24,11 +26,14 @@ COMMANDS = [
     ("cat -n src/a.py", "read", ("src/a.py", 1), "cat"),
     ("cd /testbed && sed -n '120,160p' django/db/models/query.py", "read", ("django/db/models/query.py", 120), "sed"),
     ("nl -ba a.py | sed -n '40,60p'", "read", ("a.py", 40), "nl"),
+    ("sed -n '480,555p;1350,1410p' internal/sem/search.go", "read", ("internal/sem/search.go", 480), "sed"),
+    ("nl -ba a.go | sed -n '340,520p;1530,1695p'", "read", ("a.go", 340), "nl"),
     ("sudo cat /etc/hosts", "read", ("/etc/hosts", 1), "cat"),
     ("PYTHONPATH=. head -n 5 a.py", "read", ("a.py", 1), "head"),
     ("grep -rn 'def foo' src", "search", None, "grep"),
     ("git grep -n foo", "search", None, "git"),
     ("cat a.py | grep foo", "search", None, "cat"),
+    ('rg -n "pre.?index|index|timer" /tmp/out config.json | head -240', "search", None, "rg"),
     ("cat a.py > b.py", "command", None, "cat"),
     ("cat > f.py <<'EOF'\nx = 1\nEOF", "command", None, "cat"),
     ("python -m pytest tests/test_a.py -q", "command", None, "python"),
@@ -69,10 +74,28 @@ def test_a_search_of_named_files_names_them(command: str, files: tuple[str, ...]
     ("git diff --stat\nnl -ba a.go | sed -n '40,80p'", True),
     ("cat > fix.py <<'EOF'\ncat a.py\nEOF", False),
     ("go test ./...\ngit status", False),
+    ("git diff --check && git diff -- a.go", True),
+    ("git diff HEAD~1 HEAD -- a.go", False),
 ])
 def test_a_command_prints_a_file_when_any_of_its_lines_reads_one(command: str, prints: bool) -> None:
     """A line that reads a file counts wherever it stands; a line inside a heredoc body is text, not a command."""
     assert prints_a_file(command) is prints
+
+
+@pytest.mark.parametrize(("command", "shown"), [
+    ("git diff --stat\nsed -n '330,500p' internal/sem/analyze.go\nsed -n '1,380p' b.go", ("internal/sem/analyze.go", 330)),
+    ("git diff -- internal/sem/analyze.go internal/sem/analyze_test.go", ("internal/sem/analyze.go", DIFF_HUNKS)),
+    ("git diff --check && git diff main -- a.go | sed -n '1,260p'", ("a.go", DIFF_HUNKS)),
+    ("git diff --no-ext-diff --unified=35 617fc5e^ 617fc5e -- a.go", None),
+    ("git diff origin/main...HEAD -- a.go", None),
+    ("git diff --stat -- a.go", None),
+    ("git diff origin/HEAD...HEAD -- .claude docs", None),
+    ("git show HEAD", None),
+])
+def test_the_file_a_command_shows(command: str, shown: tuple[str, int] | None) -> None:
+    """A read on any line shows its file from its first line; a diff of named files against the working tree
+    shows the first one's hunks; a diff of two revisions, a summary, folders or a commit none."""
+    assert shown_file(command) == shown
 
 
 def test_heredoc_bodies_belong_to_their_line() -> None:

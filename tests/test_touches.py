@@ -75,7 +75,9 @@ CASES = [
     (bash("cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"), {"edits": ("f.py",), "command": "cat > f.py <<'EOF'\nopen('x', 'w')\nEOF"}),
     (bash(f"python - <<'EOF'\n{FIX_SCRIPT}EOF"), {"edits": ("pkg/core.py",), "command": f"python - <<'EOF'\n{FIX_SCRIPT}EOF"}),
     (script("sed -n '1,80p' src/a.go"), {"reads": ("src/a.go",), "command": "sed -n '1,80p' src/a.go"}),
-    (script("rg -n \"func \" src", "nl -ba src/a.go"), {"command": "rg -n \"func \" src\nnl -ba src/a.go"}),
+    (script("rg -n \"func \" src", "nl -ba src/a.go"), {"reads": ("src/a.go",), "command": "rg -n \"func \" src\nnl -ba src/a.go"}),
+    (bash("git status --short\nsed -n '5,9p' a.go"), {"reads": ("a.go",), "command": "git status --short\nsed -n '5,9p' a.go"}),
+    (bash("git diff -- a.go b.go"), {"reads": ("a.go",), "command": "git diff -- a.go b.go"}),
     (script(patch=PATCH), {"edits": ("src/app.py",), "creates": ("src/new.py",), "deletes": ("old.py",)}),
     (script("rm b.go", patch=PATCH), {"edits": ("src/app.py",), "creates": ("src/new.py",), "deletes": ("b.go", "old.py"), "command": "rm b.go"}),
     (call("exec", code="text(await tools.list_agents({}))"), {}),
@@ -108,6 +110,34 @@ def test_a_code_mode_template_literal_and_quoted_key_are_read() -> None:
     """`cmd` given as a template literal or as a quoted JSON key is read the same."""
     assert touches(call("exec", code="await tools.exec_command({cmd: `cat -n a.go`})")).reads == ("a.go",)
     assert touches(call("exec", code='await tools.exec_command({"cmd":"cat a.go"})')).reads == ("a.go",)
+
+
+def test_a_script_passing_its_commands_by_name_runs_the_command_lines_it_holds() -> None:
+    """`const cmds = [[label, command], …]; tools.exec_command({cmd, …})`: the command lines run, the labels do not."""
+    code = (
+        'const cmds=[\n  ["diff","git diff --stat 385cc7e...HEAD"],\n  ["algo","sed -n \'330,500p\' internal/sem/analyze.go"],\n'
+        '  ["refs","rg -n \\"func key|BodyHash\\" internal/sem"]\n];\n'
+        'const out=await Promise.all(cmds.map(([n,cmd])=>tools.exec_command({cmd,workdir:"/repo",yield_time_ms:10000})));\n'
+        'for(let i=0;i<out.length;i++) text(`### ${cmds[i][0]}\\n${out[i].output}`);'
+    )
+    assert script_inputs(code) == {
+        "command": "git diff --stat 385cc7e...HEAD\nsed -n '330,500p' internal/sem/analyze.go\nrg -n \"func key|BodyHash\" internal/sem"
+    }
+    touched = touches(call("exec", code=code))
+    assert (touched.reads, touched.first_line) == (("internal/sem/analyze.go",), 330)
+    assert script_inputs('await tools.exec_command({cmd: "go vet ./...", label: "vet it"})') == {"command": "go vet ./..."}
+
+
+def test_a_diff_of_a_file_stays_beside_its_reads_in_the_working_set() -> None:
+    """`git diff -- a.go` of a file being edited shows its hunks: a view of its own, which replaces an older diff
+    but no read of a range."""
+    edit = call("apply_patch", patchText="*** Begin Patch\n*** Update File: a.go\n@@\n-a\n+b\n*** End Patch")
+    parts = [bash("sed -n '1,80p' a.go"), edit, bash("git diff -- a.go"), bash("git diff -- a.go")]
+    parts = [{**part, "id": f"prt_{index}"} for index, part in enumerate(parts)]
+    builder = FactsBuilder()
+    for index, part in enumerate(parts):
+        builder.add({"info": {"role": "assistant", "id": f"m{index}"}, "parts": [part]})
+    assert builder.snapshot().working_set == {"prt_0", "prt_3"}
 
 
 def test_a_script_written_earlier_is_followed_through_known_texts() -> None:

@@ -2,12 +2,17 @@
 
 Two readings of one command, from the same rules:
 
-- the quick reading of its main pipeline (the last `&&`/`;` segment of its first line),
-  split into words by a lenient pattern with no expansion, says whether a command is a
-  file read, a search or anything else (`command_kind`, `read_target`); it never fails;
+- the quick reading of its main pipeline (the last `&&`/`;` segment of its first line,
+  split outside quotes), split into words by a lenient pattern with no expansion, says
+  whether a command is a file read, a search or anything else (`command_kind`,
+  `read_target`); it never fails;
 - the full reading (`heredoc_lines`, `simple_commands`) follows every line with shell
   quoting, joins heredoc bodies to the line that opens them, and splits at `&&`, `||`,
   `;` and pipes; `deepmem.toolcalls.shell_writes` reads what each simple command changes.
+
+Which file's lines a command prints (`shown_file`) takes both: a read on any of its lines,
+else a `git diff` of named files against the working tree (its hunks), the lines a later
+patch quotes.
 
 Both find a simple command's program past the same prefixes (`strip_prefixes`): `NAME=value`
 assignments, `sudo`, `env`, `time`, `nohup`, `command`.
@@ -22,15 +27,25 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 READERS = frozenset({"cat", "nl", "head", "tail", "less", "more"})
+READ_STAGES = READERS | {"sed"}
+"""What a read may pipe the file through and still show its lines (`nl -ba a.go | sed -n '40,60p'`);
+any other program makes the output its own (`head -5 a.jsonl | python3 -c …`)."""
 SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack", "find", "ls", "tree", "locate", "fd"})
 FILE_SEARCHERS = frozenset({"grep", "egrep", "rg", "ag", "ack"})
 """Searchers whose operands past the pattern may be files."""
 FILE_OPERAND = re.compile(r"[\w./-]*\w\.\w+")
 """A path ending in a name with an extension (`internal/sem/search.go`), no wildcard."""
+SUMMARY_ONLY = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--check", "--quiet", "--summary"})
+"""`git diff` options that print no line of the files."""
+DIFF_HUNKS = 0
+"""The first line of a diff's view of a file: none, it shows the file's lines hunk by hunk (a
+later diff of the file replaces it, a read of any range does not)."""
 PREFIXES = frozenset({"sudo", "time", "env", "nohup", "command"})
 """Words that run the next word as the program."""
 ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 SEPARATOR = re.compile(r"&&|\|\||;")
+QUOTED = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*\"""")
+"""A quoted string, whose `;` and `|` are its own."""
 PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 SED_RANGE = re.compile(r"(\d+)\s*(?:,\s*\d+\s*)?p")
 REDIRECT = re.compile(r"(?<![<>&\d])>{1,2}\s*([^\s;&|<>()]+)")
@@ -68,13 +83,22 @@ def words(stage: str) -> list[str]:
     return [next(group for group in match.groups() if group is not None) for match in WORD.finditer(stage)]
 
 
+def split_unquoted(text: str, separator: re.Pattern[str]) -> list[str]:
+    """The non-empty pieces of a text split at a separator outside quotes (`sed -n '1,9p;20,30p'` is one piece)."""
+    pieces, start = [], 0
+    masked = QUOTED.sub(lambda found: "\0" * len(found.group()), text)
+    for match in separator.finditer(masked):
+        pieces.append(text[start : match.start()])
+        start = match.end()
+    pieces.append(text[start:])
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
 def main_stages(command: str) -> list[str]:
     """The pipeline stages of the last `&&`/`;` segment of the command's first line."""
     first_line = command.strip().split("\n", 1)[0]
-    segments = [s.strip() for s in SEPARATOR.split(first_line) if s.strip()]
-    if not segments:
-        return []
-    return [s.strip() for s in PIPE.split(segments[-1]) if s.strip()]
+    segments = split_unquoted(first_line, SEPARATOR)
+    return split_unquoted(segments[-1], PIPE) if segments else []
 
 
 def first_program(command: str) -> str:
@@ -96,9 +120,8 @@ def command_kind(command: str) -> str:
     if any(name in SEARCHERS for name in programs):
         return "search"
     first = stages[0]
-    if programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}"):
-        return "read"
-    return "command"
+    reads = programs[0] in READERS or (programs[0] == "sed" and " -n" in f" {first}")
+    return "read" if reads and all(name in READ_STAGES for name in programs[1:]) else "command"
 
 
 @lru_cache(maxsize=16_384)
@@ -113,10 +136,46 @@ def searched_files(command: str) -> tuple[str, ...]:
     return tuple(files) if files and all(FILE_OPERAND.fullmatch(path) for path in files) else ()
 
 
+def diffed_file(line: str) -> str | None:
+    """The first file of a `git diff` on one line whose paths are all named files and which
+    compares them with the working tree (`git diff -- a.go b.go`, `git diff main -- a.go`): it
+    shows their current lines, hunk by hunk. A diff of two revisions (`A B`, `A..B`, `A...B`)
+    shows past lines, a summary (`--stat`) none, a diff of folders too many files."""
+    for found in map(strip_prefixes, simple_commands(line)):
+        if found[:2] != ["git", "diff"] or "--" not in found or SUMMARY_ONLY & set(found):
+            continue
+        split = found.index("--")
+        revisions, paths = [word for word in found[2:split] if not word.startswith("-")], found[split + 1 :]
+        if len(revisions) < 2 and not any(".." in word for word in revisions) and paths and all(
+            FILE_OPERAND.fullmatch(path) for path in paths
+        ):
+            return paths[0]
+    return None
+
+
+def line_shows(line: str) -> tuple[str, int] | None:
+    """(path, first line shown) of the file one line of a command prints: a file read, or the
+    hunks of a diff (`diffed_file`, from `DIFF_HUNKS`)."""
+    if command_kind(line) == "read":
+        return read_target(line)
+    path = diffed_file(line)
+    return (path, DIFF_HUNKS) if path is not None else None
+
+
 @lru_cache(maxsize=16_384)
+def shown_file(command: str) -> tuple[str, int] | None:
+    """(path, first line shown) of the file a command prints: its main pipeline's read, else the
+    first of its lines that shows a file's lines (`git diff --stat`, then `sed -n '330,500p' a.go`)."""
+    if command_kind(command) == "read":
+        return read_target(command)
+    lines = (line for line, _ in heredoc_lines(command) if line.strip())
+    return next(filter(None, map(line_shows, lines)), None)
+
+
 def prints_a_file(command: str) -> bool:
-    """Whether some line of a command (its heredoc bodies aside) is a file read (`git status` then `sed -n '1,90p' a.go`)."""
-    return any(command_kind(line) == "read" for line, _ in heredoc_lines(command) if line.strip())
+    """Whether some line of a command (its heredoc bodies aside) shows a file's lines (`git status`
+    then `sed -n '1,90p' a.go`; `git diff -- a.go`)."""
+    return shown_file(command) is not None
 
 
 @lru_cache(maxsize=16_384)

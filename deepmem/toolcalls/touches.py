@@ -3,7 +3,8 @@
 The one place that knows what OpenCode's tools do to files. `read` shows a file from a
 line on; `edit` and `multiedit` edit one in place, `write` writes one whole, `patch` and
 `apply_patch` change the files their patch names (added, updated, moved, deleted); `bash`
-shows a file when its main pipeline is a read (`cat`, `nl`, `head`, `sed -n`…) and changes
+shows a file when one of its lines reads it (`cat`, `nl`, `head`, `sed -n`…) or diffs it
+against the working tree (`deepmem.toolcalls.shell.shown_file`), and changes
 the files its redirects, `sed -i`, `tee`, `mv`, `cp`, `rm`, `git mv`, patches, heredoc
 scripts and Python code write (see `deepmem.toolcalls.shell_writes`); a code-mode script
 (`exec`) does what the commands and patches it passes do (`deepmem.toolcalls.code_mode`). Searches (`grep`,
@@ -35,7 +36,7 @@ from deepmem.toolcalls.echoes import repeated_file
 from deepmem.toolcalls.edits import edited_text
 from deepmem.toolcalls.kinds import tool_input, tools_that
 from deepmem.toolcalls.patches import patch_targets
-from deepmem.toolcalls.shell import command_kind, read_target
+from deepmem.toolcalls.shell import shown_file
 from deepmem.toolcalls.shell_writes import command_writes
 
 READ_TOOLS = tools_that("read")
@@ -110,8 +111,8 @@ def call_shows(tool: str, inputs: dict[str, Any]) -> tuple[str, int] | None:
         offset = inputs.get("offset")
         return path, offset if isinstance(offset, int) and offset > 0 else 1
     command = inputs.get("command")
-    if tool in SHELL_TOOLS and isinstance(command, str) and command_kind(command) == "read":
-        return read_target(command)
+    if tool in SHELL_TOOLS and isinstance(command, str):
+        return shown_file(command)
     return None
 
 
