@@ -204,7 +204,8 @@ TURN_ONE, TURN_TWO = [*(step(n) for n in range(6)), {"text": "First ranges count
 
 def test_a_restarted_opencode_sends_the_same_prefix_whisper_and_marks_included(opencode_project) -> None:
     """Each `opencode run --session` is a new OpenCode and a new engine: the first request of the
-    second turn starts with the bytes of the last request of the first (marks aside, which move)."""
+    second turn starts with the bytes of the last request of the first (marks aside, which move),
+    the first prompt's whisper as the first engine had it by then."""
     project = marked_project(opencode_project, [*TURN_ONE, *TURN_TWO])
     added = subprocess.run([sys.executable, "-m", "deepmem", "memory", "add", "--type", "fact", "--root", str(project.root),
                             "Ranges are counted with seq, one number per line, from 1 up to the limit."],
@@ -219,8 +220,10 @@ def test_a_restarted_opencode_sends_the_same_prefix_whisper_and_marks_included(o
     for body, (text, _) in zip(sent, planned, strict=True):
         assert_marked_as_planned(body, text)
     before, after = sent[len(TURN_ONE) - 1], sent[len(TURN_ONE)]
-    prompt = before["messages"][0]["content"]
+    prompt = sent[0]["messages"][0]["content"]
     assert len(prompt) == 2 and "seq" in prompt[1]["text"], "the first prompt got no whisper"
+    carried = len(before["messages"][0]["content"]) == 2
+    assert carried == (planned[len(TURN_ONE) - 1][1] == 0), "the whisper rides until a jump leaves its message behind"
     assert planned[len(TURN_ONE) - 1] == planned[len(TURN_ONE)] and planned[len(TURN_ONE)][0] is not None, planned
     assert after["system"] == before["system"]
     assert without_marks(after["messages"][: len(before["messages"])]) == without_marks(before["messages"])
