@@ -233,20 +233,25 @@ def frame_cost(sizes: Sizes, step: int, tokens: int, prices: PriceModel) -> floa
     return tokens if sizes.cold[step] else prices.rent(tokens)
 
 
+def bill_request(bills: Bills, sizes: Sizes, step: int, jumps: Sequence[int], settings: Settings, prices: PriceModel) -> None:
+    """Add request `step` to both bills: as the schedule weighs it (`step_cost`; the first one
+    written whole) with its frame, and as recorded with the host's frame alone."""
+    host = frame_cost(sizes, step, sizes.frame.host, prices)
+    if step:
+        boundary = boundary_at(jumps, settings, step - 1)
+        messages = step_cost(sizes, step, boundary, boundary_at(jumps, settings, step), prices)
+        bills.none += uncompressed_cost(sizes, step, prices) + host
+    else:
+        messages = sizes.tokens[0]
+        bills.none += messages + host
+    bills.deepmem += messages + host + frame_cost(sizes, step, sizes.frame.added, prices)
+
+
 def running_bills(sizes: Sizes, jumps: Sequence[int], settings: Settings, prices: PriceModel) -> Bills:
-    """Both bills of a history whose boundary jumps to `jumps`, up to its last step: each request
-    as the schedule weighs it (`step_cost`; the first one written whole) and its frame."""
+    """Both bills of a history whose boundary jumps to `jumps`, up to its last step (`bill_request`)."""
     bills = Bills()
     for step in range(len(sizes.tokens)):
-        host = frame_cost(sizes, step, sizes.frame.host, prices)
-        if step:
-            boundary = boundary_at(jumps, settings, step - 1)
-            messages = step_cost(sizes, step, boundary, boundary_at(jumps, settings, step), prices)
-            bills.none += uncompressed_cost(sizes, step, prices) + host
-        else:
-            messages = sizes.tokens[0]
-            bills.none += messages + host
-        bills.deepmem += messages + host + frame_cost(sizes, step, sizes.frame.added, prices)
+        bill_request(bills, sizes, step, jumps, settings, prices)
     return bills
 
 

@@ -33,15 +33,12 @@ from deepmem.jumps import (
     Bills,
     RequestFrame,
     Sizes,
-    boundary_at,
-    frame_cost,
+    bill_request,
     jump_premium,
     jump_reason,
     priced_jumps,
     removed_tokens,
     running_bills,
-    step_cost,
-    uncompressed_cost,
 )
 from deepmem.prices import FAMILIES, PriceModel
 from deepmem.schedule import session_sizes
@@ -54,8 +51,7 @@ Gate = Callable[[Bills, float, int], bool]
 def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate, patience: float = 1.0) -> tuple[int, ...]:
     """The priced schedule with its paying jumps held back by `gate`, waiting `patience` times the premium."""
     jumps, waited, bills = [0], 0.0, Bills()
-    bills.deepmem = bills.none = sizes.tokens[0] + sizes.frame.host
-    bills.deepmem += sizes.frame.added
+    bill_request(bills, sizes, 0, jumps, settings, prices)
     for step in range(1, len(sizes.tokens)):
         boundary, target = jumps[-1], step - settings.tail_steps
         if target > boundary:
@@ -65,10 +61,7 @@ def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate
             if reason and (reason != "pays" or gate(bills, premium, len(jumps) - 1)):
                 jumps.append(target)
                 waited = 0.0
-        host = frame_cost(sizes, step, sizes.frame.host, prices)
-        before, now = boundary_at(jumps, settings, step - 1), boundary_at(jumps, settings, step)
-        bills.deepmem += step_cost(sizes, step, before, now, prices) + host + frame_cost(sizes, step, sizes.frame.added, prices)
-        bills.none += uncompressed_cost(sizes, step, prices) + host
+        bill_request(bills, sizes, step, jumps, settings, prices)
     return tuple(jumps)
 
 
