@@ -8,7 +8,8 @@ deepmem adds to a session's requests, in the order a request carries them:
 - the resume block (`deepmem.checkpoints.api.resume_block`), joined to it only when the
   session's first request continues the latest checkpoint (`continues`);
 - a whisper after a user message, when a memory clears the whisper's relevance bar, carried
-  until a jump leaves that message behind the boundary (`passed_ids`);
+  until a jump leaves that message behind the boundary (`passed_ids`; the first request's
+  whisper is part of the opening that every jump reads, and stays);
 - a nudge after the last message, when the request's cuts pay for it (`deepmem.nudges`).
 
 The blocks in the system prompt are decided once, at the session's first request, and kept
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 
 import msgspec
 
+from deepmem.cache_mark import opening_parts
 from deepmem.history import Layout, is_user_typed
 from deepmem.types import Message
 
@@ -108,8 +110,11 @@ def passed_ids(messages: list[Message], shape: Layout) -> frozenset[str]:
     A whisper answers its user message; once a jump makes that message old, the jump rewrites
     what follows its first cut part anyway, so dropping the whisper there costs the cache
     nothing, and every later request is smaller by it (memory_search still finds its entries).
+    The whispers of the session's opening (`deepmem.cache_mark.opening_parts`) stay: every
+    jump reads the opening from the cache, up to a request that writes everything anyway.
     """
-    old = messages[: shape.first_young] if shape.boundary else []
+    start = 0 if shape.rebased else opening_parts(messages)[0]
+    old = messages[start : shape.first_young] if shape.boundary else []
     return frozenset(str(message["info"].get("id", "")) for message in old)
 
 

@@ -6,7 +6,10 @@ messages (`shared/reference/opencode-1.18.33/cache-breakpoints.md`). The fourth 
 the last assistant text part of the model answering now, at or before the boundary the
 previous request had. A jump changes only what follows that boundary, so its request
 reads everything up to the mark from the cache and writes the rest, where without the
-mark it would write every message again. The jump's own request keeps the mark where the
+mark it would write every message again. Before the first jump the mark sits on the
+session's opening (`opening_parts`): the first answer's last text, which no jump cuts, so
+the first jump too reads the first request (the task, often the longest user text) and
+that answer from the cache. The jump's own request keeps the mark where the
 previous request had it, so it reads the entry written there; the request after it moves
 the mark to the new boundary, inside the prefix it reads whole from the jump's entries,
 which costs nothing more (a breakpoint bills only the tokens it writes).
@@ -35,6 +38,9 @@ like any compressed part's, so a session restores exactly)."""
 
 Model = tuple[str, str]
 """(provider id, model id)."""
+OPENING_STEP = 1
+"""The first answer's step: its last text may carry the mark from the start, since the
+parts up to it are never cut (`opening_parts`)."""
 
 
 def carries_mark(part: Part) -> bool:
@@ -99,9 +105,27 @@ class MarkPlaces:
 
     def place(self, boundary: int, step: int) -> tuple[int, int, int] | None:
         """(step, message index, part index) of the mark request `step` carries when the previous
-        request's boundary was `boundary`: the last markable part of its model at or before it."""
+        request's boundary was `boundary`: the last markable part of its model at or before it,
+        the opening's counted as at every boundary."""
         model = self.request_models[step]
         if model not in self.steps:
             return None
-        found = bisect_right(self.steps[model], boundary)
+        found = bisect_right(self.steps[model], max(boundary, OPENING_STEP))
         return self.places[model][found - 1] if found else None
+
+
+def opening_parts(messages: list[Message]) -> tuple[int, frozenset[str]]:
+    """The session's opening: index of its first answer and the ids of that answer's parts up to
+    its last text (none without one), which every jump leaves as they were first sent.
+
+    Before the first jump nothing is old, so the mark has no old text to sit on; the opening
+    gives it one. Keeping those parts (a reasoning part, the text) whole costs a few hundred
+    tokens a request; it lets the first jump read the first request from the cache instead of
+    writing it again.
+    """
+    first = next((index for index, message in enumerate(messages) if message["info"].get("role") == "assistant"), None)
+    if first is None:
+        return len(messages), frozenset()
+    last = markable_part(messages[first])
+    parts = messages[first]["parts"][: last + 1] if last is not None else []
+    return first, frozenset(str(part.get("id", "")) for part in parts)

@@ -271,12 +271,13 @@ def part_outcomes(
     is released from the working set (`released`); `tier` overrides the batches' own
     tiers; `copied` are the lines its inputs copy from earlier outputs that stay.
     """
-    contexts: dict[int, Context] = {}
+    contexts: dict[tuple[int, bool], Context] = {}
 
     def context(frozen: Batch) -> Context:
-        known = contexts.get(frozen.boundary)
+        key = (frozen.boundary, frozen is NEW_PARTS)
+        known = contexts.get(key)
         if known is None:
-            known = contexts[frozen.boundary] = Context(
+            known = contexts[key] = Context(
                 age=frozen.boundary - step,
                 step=step,
                 tier=tier or frozen.tier,

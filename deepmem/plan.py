@@ -22,7 +22,7 @@ from contextlib import contextmanager
 import msgspec
 import xxhash
 
-from deepmem.cache_mark import MARK_NAME, with_mark
+from deepmem.cache_mark import MARK_NAME, opening_parts, with_mark
 from deepmem.copied import CopiedLines, copied_lines
 from deepmem.facts import FactsBuilder, WorkingFold
 from deepmem.history import Layout, tier_for
@@ -332,6 +332,10 @@ def plan_history(
         for part_id, boundary in pairs:
             if index < shape.first_young and boundary > message_batches[index].boundary:
                 released.setdefault(index, {})[part_id] = batches[boundary]
+    # The opening keeps the form it was first sent in, so every jump reads it from the cache.
+    opening, kept_whole = opening_parts(messages)
+    if opening < shape.first_young and kept_whole:
+        released.setdefault(opening, {}).update(dict.fromkeys(sorted(kept_whole), NEW_PARTS))
     keys = [
         MessageKey(
             digest,

@@ -576,23 +576,35 @@ def test_a_restarted_engine_sends_the_same_bytes_for_an_ongoing_session(tmp_path
 
 def test_a_whisper_is_carried_until_a_jump_leaves_its_message_behind(tmp_path: Path) -> None:
     """The whisper rides on its user message while the message is young; the jump that makes it old
-    drops it (the plugin is told to), and it stays dropped."""
+    drops it (the plugin is told to), and it stays dropped. The opening's whisper stays: every jump
+    reads the opening from the cache."""
     history = django_messages()
+    later = next(index for index, message in enumerate(history) if index and message["info"]["role"] == "user")
     history[0]["parts"][0]["text"] = "How does the migration optimizer reduce CreateModel and AlterModelOptions?"
+    history[later]["parts"][0] = {**history[later]["parts"][0], "synthetic": False,
+                                  "text": "Can the migration optimizer reduce AlterModelManagers after CreateModel too?"}
     engine = Bridge(tmp_path, SMALL_BATCHES)
     engine.hello()
     engine.request("tool", name="memory_store", args={"text": RESTART_MEMORIES[0], "type": "fact"})
-    carried, dropped = [], []
+    carried, opening, dropped = [], [], []
     for step in range(1, len(history) + 1):
+        if step == later:
+            engine.request("tool", name="memory_store", args={"text": RESTART_MEMORIES[1], "type": "fact"})
         reply = engine.transform("s", history[:step])
         assert reply["ok"], reply
+        if step <= later:
+            continue
         applied = engine.applied(history[:step])
-        carried.append(any(part["id"].startswith("prt_deepmem_whisper_") for part in applied[0]["parts"]))
-        dropped.append((reply["boundary"], any(key.startswith("append:prt_deepmem_whisper_") for key in reply["drop"])))
+        whispered = [any(part["id"].startswith("prt_deepmem_whisper_") for part in message["parts"]) for message in applied]
+        carried.append(whispered[later])
+        opening.append(whispered[0])
+        drops = {key.removeprefix("append:prt_deepmem_whisper_") for key in reply["drop"] if key.startswith("append:")}
+        dropped.append((reply["boundary"], history[later]["info"]["id"] in drops, history[0]["info"]["id"] in drops))
     engine.close()
     left = carried.index(False)
     assert left > 0 and not any(carried[left:]), carried
-    assert dropped[left][0] > 0 and dropped[left][1] and not any(drop for _, drop in dropped[left + 1:])
+    assert dropped[left][0] > 0 and dropped[left][1] and not any(drop for _, drop, _ in dropped[left + 1:])
+    assert all(opening) and not any(first for _, _, first in dropped)
 
 
 def test_the_cache_mark_travels_as_an_edit_keeping_the_parts_metadata_and_moves(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
-"""Where deepmem's own cache mark goes: the last text of the answering model at or before a boundary."""
+"""Where deepmem's own cache mark goes: the last text of the answering model at or before a boundary,
+or on the opening before the first jump."""
 
 from __future__ import annotations
 
-from deepmem.cache_mark import MarkPlaces, carries_mark, markable_part, with_mark
+from deepmem.cache_mark import MarkPlaces, carries_mark, markable_part, opening_parts, with_mark
 from deepmem.history import message_steps
 
 CLAUDE = {"providerID": "anthropic", "modelID": "claude-opus"}
@@ -34,7 +35,19 @@ def test_the_mark_sits_on_the_last_text_at_or_before_the_boundary() -> None:
     found = places(history)
     assert found.place(2, 3) == (1, 1, 0)
     assert found.place(3, 3) == (3, 3, 1)
-    assert found.place(0, 3) is None
+    assert found.place(0, 3) == (1, 1, 0)
+
+
+def test_before_the_first_jump_the_mark_sits_on_the_opening_when_it_has_text() -> None:
+    """The first answer's last text is at every boundary, 0 included; without text there is no place."""
+    reasoning = {"id": "r", "type": "reasoning", "text": "think"}
+    opening = [user(CLAUDE), assistant(CLAUDE, reasoning, {**TEXT, "id": "t"}, {**TOOL, "id": "c"}), assistant(CLAUDE, TOOL)]
+    assert places(opening).place(0, 2) == (1, 1, 1)
+    assert opening_parts(opening) == (1, frozenset({"r", "t"}))
+    silent = [user(CLAUDE), assistant(CLAUDE, TOOL), assistant(CLAUDE, TEXT, TOOL)]
+    assert places(silent).place(0, 2) is None and places(silent).place(2, 2) == (2, 2, 0)
+    assert opening_parts(silent) == (1, frozenset())
+    assert opening_parts([user(CLAUDE)]) == (1, frozenset())
 
 
 def test_no_mark_without_assistant_text_or_on_another_models_text() -> None:

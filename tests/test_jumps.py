@@ -289,7 +289,8 @@ def test_where_the_cache_is_read_only_at_marks_and_we_place_no_mark_every_jump_c
 
 def test_with_our_mark_a_jump_keeps_what_precedes_the_mark_and_cuts_again_what_follows() -> None:
     """The jump's request reads everything up to our mark from the cache: the parts before
-    it keep the bytes of the request before the jump, the old parts after it are cut again."""
+    it keep the bytes of the request before the jump, the old parts after it are cut again.
+    The first jump reads up to the opening's text."""
     messages = django()
     indexes = list(step_indexes(messages))
     index = next(i for i in indexes if any(read > 0 for read, _ in plan_transform(messages[:i], DEFAULTS, prices=ANTHROPIC).layout.rebases))
@@ -299,9 +300,10 @@ def test_with_our_mark_a_jump_keeps_what_precedes_the_mark_and_cuts_again_what_f
     earlier = messages[: indexes[indexes.index(index) - 1]]
     before = apply_transform(earlier, plan_transform(earlier, DEFAULTS, prices=ANTHROPIC))
     after = apply_transform(messages[:index], plan)
-    kept = bisect_right(plan.layout.message_steps, read)
-    assert after[:kept] == before[:kept]
-    assert plan.mark is not None and plan.mark[0] < kept
+    assert plan.mark is not None and plan.mark[0] < bisect_right(plan.layout.message_steps, read)
+    message, part = plan.mark
+    assert after[:message] == before[:message]
+    assert after[message]["parts"][: part + 1] == before[message]["parts"][: part + 1]
     assert old_edits(messages[:index], ANTHROPIC) != old_edits(messages[:index], ANY_PREFIX, plan.layout.jumps)
 
 
