@@ -165,11 +165,15 @@ class WholeViews:
 
     def per_step(self, steps: int, extra: Callable[[int, str], int]) -> list[int]:
         """Per step k = 0…steps: the tokens that keeping the views of steps ≤ k whole adds to the
-        jump to k (`extra`: what one view adds to its message's probe, by message index and part id)."""
+        jump to k (`extra`: what one view adds to its message's probe, by message index and part id),
+        a view that left its file's views by k left out (a jump keeps only views of the boundary's
+        working set whole, `deepmem.plan`)."""
         seen = [*self.closed, self.views()]
+        dropped = self.working_fold.working.dropped
 
         def added(k: int) -> int:
-            return sum(extra(index, part_id) for step, index, part_id in seen[min(k + self.ahead, len(seen) - 1)] if step <= k)
+            views = seen[min(k + self.ahead, len(seen) - 1)]
+            return sum(extra(index, part_id) for step, index, part_id in views if step <= k < dropped.get(part_id, k + 1))
 
         while len(self.settled) < min(len(self.closed) - self.ahead, steps + 1):
             self.settled.append(added(len(self.settled)))

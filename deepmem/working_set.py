@@ -31,8 +31,11 @@ cache-read price on every request, reading it again costs them at the cache-writ
 once, so after `write / read` requests without a touch (13 with Anthropic's prices, 10
 with OpenAI's, 4 with Gemini's) keeping it has cost as much as a re-read would. The views
 kept whole fit together in `deepmem.history.whole_view_tokens`, a share of the context
-window, the most recently touched first. A view that stops being whole is cut like a view
-that left the set (`deepmem.releases`).
+window, the most recently touched first; once a hot file's views in the set are in, its older
+pages past the budget (reads whose range was not read again) come next while room remains, so
+that a page still in the set when it became old is not cut because the steps after read the
+next page: the agent pages through a file and then quotes every page in its edits. A view that
+stops being whole is cut like a view that left the set (`deepmem.releases`).
 """
 
 from __future__ import annotations
@@ -180,8 +183,15 @@ class WorkingSetBuilder:
         """Code name the user or the todo list named → names of the files whose views show it."""
         self.sole_holders: dict[str, int] = {}
         """Name of each file that alone shows some code name named → how many such names it alone shows."""
+        self.pages: dict[str, list[View]] = {}
+        """File name → each read of a file of that name whose range was not read again, oldest
+        first: its live reads, and the older pages past its budget."""
+        self.page_views: dict[str, frozenset[str]] = {}
+        """File name → part ids of the pages that would be its views without the budget, as of the last snapshot."""
         self.left: dict[str, int] = {}
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
+        self.dropped: dict[str, int] = {}
+        """Part id → step at which a view left its file's views (its range read again, or past the budget)."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names: by their names, or by a code name
@@ -231,6 +241,8 @@ class WorkingSetBuilder:
         shown = [word for word in self.code_names if word in runs]
         for word in shown:
             self.add_holder(word, file_name(path))
+        pages = self.pages.setdefault(file_name(path), [])
+        pages[:] = [*(view for view in pages if not (same_file(view.path, path) and view.first_line == read.first_line)), read]
         views = self.reads.setdefault(file_name(path), [])
         kept, room = [read], None
         for view in reversed(views):
@@ -241,7 +253,7 @@ class WorkingSetBuilder:
                 tokens = 0 if same_range else self.view_tokens(view.part_id, view.output)
                 if same_range or tokens > room:
                     room = room if same_range else 0
-                    self.left[view.part_id] = step
+                    self.left[view.part_id] = self.dropped[view.part_id] = step
                     continue
                 room -= tokens
             kept.append(view)
@@ -279,12 +291,13 @@ class WorkingSetBuilder:
                 self.repeated[signature] = part_id
             self.last_run[signature] = part_id
 
-    def file_views(self, name: str) -> frozenset[str]:
-        """Part ids of the views of files called `name` that are in the working set."""
+    def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
+        """Part ids of the working-set views among these views of files called `name`: the latest
+        of each path, and every one of a path edited."""
         edited = self.edited.get(name, ())
         ids: set[str] = set()
         latest: dict[str, str] = {}
-        for view in self.reads.get(name, ()):
+        for view in views:
             if name in self.named or not is_vendored(view.path):
                 latest[view.path] = view.part_id
                 if any(same_file(view.path, other) for other in edited):
@@ -295,7 +308,8 @@ class WorkingSetBuilder:
         """Bring the views of each file and the views kept whole up to now (only files changed
         since the last time are looked at again)."""
         for name in self.changed:
-            self.files[name] = self.file_views(name)
+            self.files[name] = self.file_views(name, self.reads.get(name, ()))
+            self.page_views[name] = self.file_views(name, self.pages.get(name, ()))
         self.changed.clear()
         self.keep_whole()
 
@@ -331,7 +345,8 @@ class WorkingSetBuilder:
     def keep_whole(self) -> None:
         """Choose the views kept whole now, and note when the others stopped being whole: the
         working-set views of files worked on and touched within the last `hot` steps, or read
-        once within the last `fresh` (about to be edited), newest touch first while they fit."""
+        once within the last `fresh` (about to be edited), newest touch first while they fit; then
+        the older pages of the same files that their budget left out, while they still fit."""
         hot = sorted(
             (touch, name)
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
@@ -339,12 +354,13 @@ class WorkingSetBuilder:
         )
         whole: set[str] = set()
         room = self.whole_budget
-        for _, name in reversed(hot):
-            for part_id in sorted(self.files[name] & self.outputs.keys()):
-                tokens = self.view_tokens(part_id, self.outputs[part_id])
-                if tokens <= room:
-                    room -= tokens
-                    whole.add(part_id)
+        for views in (self.files, self.page_views):
+            for _, name in reversed(hot):
+                for part_id in sorted((views[name] & self.outputs.keys()) - whole):
+                    tokens = self.view_tokens(part_id, self.outputs[part_id])
+                    if tokens <= room:
+                        room -= tokens
+                        whole.add(part_id)
         for part_id in self.whole - whole:
             self.left[part_id] = self.step
         self.whole = frozenset(whole)

@@ -106,6 +106,23 @@ def test_a_view_of_the_same_range_or_past_the_file_budget_leaves_for_good() -> N
     assert builder.snapshot().working_set == {"prt_0002", "prt_0004"}
 
 
+def test_a_page_past_its_file_budget_stays_whole_while_its_file_is_worked_on() -> None:
+    """Newer pages of a file fill its budget and the older one leaves the working set, yet it is still
+    kept whole while the file is hot and room remains: the agent quotes it in its next edits."""
+    assert estimate_tokens(NUMBERED) > FILE_TOKENS
+    parts = [
+        tool(1, "bash", NUMBERED, command="sed -n '1,300p' app/a.py"),
+        tool(2, "bash", NUMBERED, command="sed -n '300,600p' app/a.py"),
+        tool(3, "edit", "ok", filePath="app/a.py", oldString="x", newString="y"),
+    ]
+    builder = FactsBuilder()
+    for message in session(parts):
+        builder.add(message)
+    facts = builder.snapshot()
+    assert facts.working_set == {"prt_0002"}
+    assert facts.whole_views == {"prt_0001", "prt_0002"}
+
+
 def test_a_vendored_file_the_user_names_joins_the_working_set() -> None:
     parts = [tool(1, "read", NUMBERED, filePath="/p/vendor/lib/client.py")]
     assert working_set(session(parts)) == frozenset()
@@ -325,6 +342,19 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
     assert all(probed <= tokens for probed, tokens in zip(sizes.probed, sizes.tokens, strict=True))
     again = session_sizes(messages[:20], Settings(), prices)
     assert again.probed == sizes.probed[: len(again.probed)]
+
+
+def test_the_schedule_weighs_a_page_whole_only_while_the_boundary_s_working_set_holds_it() -> None:
+    """A page the next page pushes out of its file's budget may stay whole, but a jump keeps it whole
+    only if the working set held it at the boundary (as the plan does): the sizes weigh it so."""
+    page = "\n".join(f"{n}: other_{n} = compute_value({n}, scale=3)  # keep" for n in range(700, 1400))
+    later = [
+        tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x"),
+        tool(3, "read", page, filePath="/p/app/big.py", offset=700),
+    ]
+    sizes = session_sizes(worked_on(later, 30), Settings(), FAMILIES["anthropic"])
+    assert sizes.probed[2] == sizes.tokens[2]
+    assert sizes.probed[3] < sizes.tokens[3] - estimate_tokens(BIG) // 2
 
 
 @given(
