@@ -8,7 +8,8 @@ for every share tried).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Collection, Mapping
 
 from deepmem.tokens import tokens_for_cap
 
@@ -18,13 +19,16 @@ LINE_CHARS = 300
 QUOTE = "> "
 
 
-def fit_sections(markdown: str, room: int, weights: Mapping[str, float], around: str = "") -> str:
+def fit_sections(markdown: str, room: int, weights: Mapping[str, float], around: str = "",
+                 whole: Collection[str] = ()) -> str:
     """The markdown as it is when it fits `room` tokens with `around` (text the caller adds to it); else each
-    section cut to its share, the largest shares that fit. A section not in `weights` weighs 1."""
+    section cut to its share, the largest shares that fit. A section not in `weights` weighs 1; one in `whole` is
+    kept as it is (its lines were chosen within a budget of their own) and the others share what it leaves."""
     if tokens_for_cap(around + markdown) <= room:
         return markdown
     head, sections = split_sections(markdown)
-    weighted = [(title, weights.get(title[3:], 1.0), lines) for title, lines in sections]
+    weighted = [(title, math.inf if title[3:] in whole else weights.get(title[3:], 1.0), lines)
+                for title, lines in sections]
     low, high = 0, room
     while low < high:
         level = (low + high + 1) // 2
@@ -60,7 +64,7 @@ def shared_out(head: list[str], sections: list[tuple[str, float, list[str]]], le
     out = list(head)
     for title, weight, lines in sections:
         out.append(title)
-        left = int(weight * level)
+        left = weight if weight == math.inf else int(weight * level)
         whole = tokens_for_cap("\n".join(lines) + "\n") <= left
         for line in lines if whole else map(shortened, lines):
             cost = tokens_for_cap(line + "\n")

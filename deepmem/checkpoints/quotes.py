@@ -70,13 +70,13 @@ def budgeted_quotes(requests: list[Request], budget: int) -> list[tuple[list[str
 
 def ranked_quote(lines: list[str], budget: int, said: set[str]) -> list[str]:
     """The lines that say something not in `said` (which grows by their terms) as `> ` quotes within `budget`
-    tokens, in their own order. When the budget binds, the lines that name files, code, commands and numbered steps
-    are kept first, then the others; among those, the ones that say the most per token (of a pasted log, its
-    headings and its findings before its long paths), and the first line that does not fit is cut to the room
-    left."""
+    tokens, in their own order. When the budget binds, the first line is kept first (a title, or the user's own
+    words before what they pasted), then the lines that name files, code, commands and numbered steps, then the
+    others; among those, the ones that say the most per token (of a pasted log, its headings and its findings
+    before its long paths), and the first line that does not fit is cut to the room left."""
     costs = [tokens_for_cap(QUOTE + line + "\n") for line in lines]
-    ranked = sorted(range(len(lines)),
-                    key=lambda i: (NAMES_WORK.search(lines[i]) is None, -len(terms(lines[i]) - said) / costs[i], i))
+    ranked = sorted(range(len(lines)), key=lambda i: (i > 0, NAMES_WORK.search(lines[i]) is None,
+                                                      -len(terms(lines[i]) - said) / costs[i], i))
     kept: dict[int, str] = {}
     room = budget
     for i in ranked:

@@ -61,11 +61,13 @@ def clip(value: str) -> str:
 
 def render_checkpoint(findings: Findings, session_id: str) -> str:
     """The checkpoint as Markdown within CHECKPOINT_TOKENS (the estimate's error counted); same findings, same
-    bytes. The open requests are quoted within what the rest of it leaves, each at least REQUEST_FLOOR."""
+    bytes. The open requests are quoted within what the rest of it leaves, each at least REQUEST_FLOOR, and not cut
+    again: the other sections share what they leave."""
     room = int(CHECKPOINT_TOKENS / (1 + ESTIMATE_ERROR))
     unquoted = [line for line in markdown_of(findings, session_id, 0).splitlines() if not line.startswith(QUOTE)]
     budget = room - tokens_for_cap("\n".join(unquoted) + "\n" + END_MARK + "\n")
-    return fit_sections(markdown_of(findings, session_id, budget), room, SECTION_WEIGHTS, END_MARK + "\n") + END_MARK + "\n"
+    markdown = markdown_of(findings, session_id, budget)
+    return fit_sections(markdown, room, SECTION_WEIGHTS, END_MARK + "\n", ("Task overview",)) + END_MARK + "\n"
 
 
 def markdown_of(findings: Findings, session_id: str, requests_budget: int) -> str:
