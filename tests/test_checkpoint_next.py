@@ -143,7 +143,7 @@ def test_a_user_who_rejects_every_call(tmp_path: Path) -> None:
     assert sections["Errors"] == [] and sections["Files modified"] == []
     assert not any(line.startswith("fix:") for line in sections["Next steps"])
     assert [line for line in sections["Task overview"] if line.startswith("refused")] == [
-        "refused `rm -rf build` (step 1)", "refused `git clean -fdx` (step 2)", "refused `git stash` (step 3)"]
+        "refused `git stash` (step 3)", "refused `git clean -fdx` (step 2)", "refused `rm -rf build` (step 1)"]
 
 
 def test_requests_in_chinese(tmp_path: Path) -> None:
@@ -202,7 +202,8 @@ def test_the_newest_request_is_kept_whole_and_the_earlier_ones_get_what_it_leave
     markdown = checkpoint_of(messages, tmp_path)
     assert quoted_newest(markdown) == "\n".join(f"> {line}" for line in REVIEW.splitlines())
     assert "- newest request (step 5):" in markdown and f"- step 4:\n> {earlier.strip()}\n" in markdown
-    assert "> Make the config parser accept comments" in markdown, "the first request leads the overview"
+    overview = checkpoint_sections(markdown)["Task overview"]
+    assert overview[0] == "newest request (step 5):" and overview[-1] == "first request (step 0):", "the first last"
     block = resume_block(tmp_path)
     assert block is not None and all(line in block for line in REVIEW.splitlines())
 

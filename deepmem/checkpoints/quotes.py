@@ -1,5 +1,6 @@
 """The user's open requests as quote lines within a token budget: the newest first, then the others newest first,
-the first request last; where one does not fit, the lines that name the work and say the most first."""
+the first request last; where one does not fit, its first line, then the lines that name the work and say the most
+first."""
 
 from __future__ import annotations
 
@@ -22,22 +23,19 @@ CUT_NOTE = "those naming files, code, commands and steps first"
 
 
 def request_lines(progress: Progress, budget: int) -> list[str]:
-    """The first request, the newest, then the other latest requests and refusals, oldest first: what matters most
-    first, since a block cut short keeps a section's first lines. The budget goes to the newest request first, then
-    to the others, newest first, the first request last."""
+    """The newest request, then the other latest requests and refusals, newest first, the first request last: what
+    the work goes on with first, since a block cut short keeps a section's first lines. The budget is spent in the
+    same order."""
     first = progress.first if not progress.first_is_newest else None
-    labeled = [*([(f"- first request (step {first.step})", first)] if first else []),
-               *([(f"- newest request (step {progress.newest.step})", progress.newest)] if progress.newest else []),
-               *((request_label(request), request) for request in progress.requests)]
-    order = sorted(range(len(labeled)), key=lambda i: (labeled[i][1] is first, labeled[i][1] is not progress.newest,
-                                                        -labeled[i][1].step, -i))
-    quotes = dict(zip(order, budgeted_quotes([labeled[i][1] for i in order], budget), strict=True))
-    others_from = len(labeled) - len(progress.requests)
+    others = progress.requests[::-1]
+    labeled = [*([(f"- newest request (step {progress.newest.step})", progress.newest)] if progress.newest else []),
+               *((request_label(request), request) for request in others),
+               *([(f"- first request (step {first.step})", first)] if first else [])]
+    quotes = budgeted_quotes([request for _, request in labeled], budget)
     lines: list[str] = []
-    for i, (label, request) in enumerate(labeled):
-        if i == others_from:
-            lines.append("- other latest requests, oldest first:")
-        kept, count = quotes[i]
+    for i, ((label, request), (kept, count)) in enumerate(zip(labeled, quotes, strict=True)):
+        if others and i == bool(progress.newest):
+            lines.append("- other latest requests, newest first:")
         if not request.text:
             lines.append(label)
         elif len(kept) == count:
