@@ -167,6 +167,15 @@ def test_a_checkpoint_taken_twice_in_a_row(tmp_path: Path) -> None:
     assert (memory_dir(tmp_path) / LATEST).read_text(encoding="utf-8") == first
 
 
+def test_a_block_leaves_out_the_session_line_and_the_empty_sections(tmp_path: Path) -> None:
+    """checkpoint.md keeps them; the resume block gives their room to what the work goes on with."""
+    written = checkpoint_of(WORK, tmp_path)
+    assert f"Session `{SID}`" in written and "## Key decisions\n- (none)\n" in written
+    block = resume_block(tmp_path)
+    assert block is not None and SID not in block and "(none)" not in block and "## Key decisions" not in block
+    assert "## Files modified\n- `cmd/parse.go`" in block
+
+
 def test_checkpoint_md_edited_by_hand_before_resume(tmp_path: Path) -> None:
     """A hand edit that keeps the end mark is what resumes, within budget; one that drops it is ignored."""
     written = checkpoint_of(WORK, tmp_path)

@@ -10,6 +10,7 @@ from deepmem.checkpoints.fit import fit_sections
 from deepmem.checkpoints.render import (
     END_MARK,
     ESTIMATE_ERROR,
+    LEFT_OUT_OF_BLOCKS,
     SECTION_WEIGHTS,
     compaction_prompt,
     render_checkpoint,
@@ -142,7 +143,7 @@ def resume_block(root: str | os.PathLike[str], budget: int = RESUME_BUDGET_TOKEN
     checkpoint = latest_checkpoint(root)
     if checkpoint is None:
         return None
-    return fitted_block(RESUME_OPEN, checkpoint.replace(END_MARK, "").rstrip() + "\n" + related_section(root), budget)
+    return fitted_block(RESUME_OPEN, block_body(checkpoint) + related_section(root), budget)
 
 
 def continuation_block(root: str | os.PathLike[str], session_id: str, budget: int = RESUME_BUDGET_TOKENS) -> str | None:
@@ -151,7 +152,12 @@ def continuation_block(root: str | os.PathLike[str], session_id: str, budget: in
     checkpoint = read_checkpoint(session_dir(root, session_id) / LATEST)
     if checkpoint is None:
         return None
-    return fitted_block(CONTINUATION_OPEN, checkpoint.replace(END_MARK, "").rstrip() + "\n", budget)
+    return fitted_block(CONTINUATION_OPEN, block_body(checkpoint), budget)
+
+
+def block_body(checkpoint: str) -> str:
+    """The checkpoint as a block shows it: without its end mark, the line naming its session and its empty sections."""
+    return LEFT_OUT_OF_BLOCKS.sub("", checkpoint.replace(END_MARK, "")).rstrip() + "\n"
 
 
 def fitted_block(opening: str, body: str, budget: int) -> str:

@@ -26,6 +26,9 @@ HEADER = "# Checkpoint"
 END_MARK = "<!-- deepmem:checkpoint:end -->"
 """Last line of every complete checkpoint; a file without it was cut short and is ignored."""
 NONE = "- (none)"
+LEFT_OUT_OF_BLOCKS = re.compile(rf"^(?:Session `[^`\n]*` · \d+ steps\n\n?|## [^\n]*\n{re.escape(NONE)}\n\n?)", re.M)
+"""What a block made from a checkpoint leaves out: the line naming the session checkpointed (whose id and length are
+nothing to go on with) and the sections with nothing in them."""
 UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f`]")
 """Characters of a session id that could break the Markdown (newlines, backticks)."""
 
