@@ -34,7 +34,6 @@ from deepmem.jumps import (
     RequestFrame,
     Sizes,
     bill_request,
-    jump_premium,
     jump_reason,
     priced_jumps,
     removed_tokens,
@@ -44,8 +43,8 @@ from deepmem.prices import FAMILIES, PriceModel
 from deepmem.schedule import session_sizes
 from deepmem.types import Settings
 
-Gate = Callable[[Bills, float, int], bool]
-"""(the bills so far, the jump's premium, jumps made) → whether a jump that pays may go."""
+Gate = Callable[[Bills, int], bool]
+"""(the bills so far, jumps made) → whether a jump that pays may go."""
 
 
 def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate, patience: float = 1.0) -> tuple[int, ...]:
@@ -56,28 +55,27 @@ def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate
         boundary, target = jumps[-1], step - settings.tail_steps
         if target > boundary:
             waited += prices.rent(max(removed_tokens(sizes, boundary, target), 0))
-            premium = jump_premium(sizes, step, boundary, target, prices)
             reason = jump_reason(sizes, step, boundary, waited / patience, settings, prices)
-            if reason and (reason != "pays" or gate(bills, premium, len(jumps) - 1)):
+            if reason and (reason != "pays" or gate(bills, len(jumps) - 1)):
                 jumps.append(target)
                 waited = 0.0
         bill_request(bills, sizes, step, jumps, settings, prices)
     return tuple(jumps)
 
 
-def never(bills: Bills, premium: float, made: int) -> bool:
+def never(bills: Bills, made: int) -> bool:
     """No gate."""
     return True
 
 
-def not_behind(bills: Bills, premium: float, made: int) -> bool:
+def not_behind(bills: Bills, made: int) -> bool:
     """A paying jump only while the session costs no more with deepmem than without."""
     return bills.deepmem <= bills.none
 
 
-def first_or_not_behind(bills: Bills, premium: float, made: int) -> bool:
+def first_or_not_behind(bills: Bills, made: int) -> bool:
     """The first paying jump always; a later one only while the session is not behind."""
-    return made == 0 or not_behind(bills, premium, made)
+    return made == 0 or not_behind(bills, made)
 
 
 SCHEDULES: dict[str, Callable[[Sizes, Settings, PriceModel], tuple[int, ...]]] = {
