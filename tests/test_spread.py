@@ -99,3 +99,21 @@ def test_a_threshold_left_out_is_chosen_on_the_other_corpora_alone() -> None:
     assert rows["b"]["chosen"]["lines"] == rows["c"]["chosen"]["lines"] == 500.0  # a loses lines at 250
     assert {row["chosen"]["reread"] for row in rows.values()} == {250.0}  # the cheapest, lines read again included
     assert set(rows["a"]["every"]) == {"250.0", "500.0", "700.0"}
+
+
+def test_the_bounds_replay_deepmem_beside_hindsight_and_a_schedule_that_never_jumps() -> None:
+    """Never jumping keeps at least the quoted lines deepmem keeps; the sessions over 1.03× are
+    counted from the same per-session ratios the spread reports."""
+    from bench.runners.bounds import NEVER_JUMPS, OVER, SCHEDULES, format_row, schedule_row
+
+    contenders = ["none", *SCHEDULES.values()]
+    result = replay_corpus([FIXTURES / "django-15499.json", *SHORT], contenders, parse_models("anthropic"), Frame(), {}, Settings())
+    rows = {name: schedule_row(result, f"{contender}@anthropic", "anthropic") for name, contender in SCHEDULES.items()}
+    assert NEVER_JUMPS == "fixed-tail4-batch1000"
+    for name, contender in SCHEDULES.items():
+        ratios = [row["ratios"]["anthropic"][f"{contender}@anthropic"] for row in result["sessions"]]
+        assert rows[name]["over"] == sum(r["cost_warm"] > OVER for r in ratios)
+        assert rows[name]["worst"] == max(r["cost_warm"] for r in ratios)
+    assert rows["no jumps"]["lines"] >= rows["deepmem"]["lines"]
+    assert rows["deepmem"]["pooled"] < rows["no jumps"]["pooled"]  # django-15499 runs long enough for jumps to pay
+    assert format_row("fixtures", "deepmem", rows["deepmem"]).startswith("fixtures       deepmem      0.")

@@ -1,0 +1,99 @@
+"""How far any schedule of jumps could go: deepmem beside its two bounds, in the replay's own bill.
+
+    python -m bench.runners.bounds [--corpus NAME ...]
+
+Each corpus is replayed (`bench.runners.replay.replay_corpus`: whole requests, the host's frame
+on both sides, deepmem's additions of `bench/results/additions-<corpus>.json` on its side, at
+the corpus's prices) with three schedules of the same compressors:
+
+- deepmem: the priced schedule that runs;
+- hindsight: the cheapest jumps knowing each session's end (`bench.contenders.hindsight`),
+  the bound on what any schedule could save with these compressors and additions;
+- no jumps: deepmem's fixed schedule with a batch longer than any session, so only what is
+  trimmed when first seen (and a window that presses) is cut: the bound on the quoted lines
+  a schedule could keep with these caps.
+
+Per corpus and schedule it prints the pooled cost ratio, the median session, the sessions
+costlier than none, the worst, the sessions over 1.03×, and of those the ones costlier on
+their messages alone (without the additions in the system prompt and tool list), then the
+quoted lines in view and the steps supported; it writes `bench/results/bounds.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.contenders import register_fixed_point
+from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, session_paths
+from bench.frames import Frame, corpus_additions
+from bench.report import RESULTS, write_json
+from bench.runners.replay import replay_corpus
+from deepmem.prices import FAMILIES
+from deepmem.types import Settings
+
+NEVER_JUMPS = register_fixed_point(Settings().tail_steps, 1_000)
+"""deepmem without jumps: a batch longer than any session of the corpora."""
+SCHEDULES = {"deepmem": "deepmem", "hindsight": "hindsight", "no jumps": NEVER_JUMPS}
+"""Row name → the contender replayed for it."""
+OVER = 1.03
+"""The ratio a session is counted above (the worst a session may cost against none)."""
+
+
+def schedule_row(result: dict, contender: str, model: str) -> dict[str, float]:
+    """One contender's figures over a replayed corpus (`replay_corpus`'s result)."""
+    per_session = [row["ratios"][model][contender] for row in result["sessions"]]
+    spread = result["spread"][model][contender]
+    pooled = result["totals"]["ratios"][model][contender]
+    over = [ratios for ratios in per_session if ratios["cost_warm"] > OVER]
+    return {
+        "pooled": pooled["cost_warm"],
+        "median": spread["median"],
+        "costlier": spread["costlier"],
+        "sessions": spread["sessions"],
+        "worst": spread["worst"],
+        "over": len(over),
+        "over_on_messages": sum(ratios["cost_messages"] > 1.0 for ratios in over),
+        "lines": pooled["support"],
+        "steps": pooled["steps_supported"],
+    }
+
+
+def corpus_bounds(folder: Path) -> dict[str, dict[str, float]]:
+    """Per schedule, its figures on one corpus."""
+    name = corpus_name(folder)
+    model = FAMILIES[billed_at(name)]
+    contenders = ["none", *SCHEDULES.values()]
+    result = replay_corpus(session_paths(folder), contenders, [model], Frame(), corpus_additions(folder, name), Settings())
+    return {row: schedule_row(result, f"{contender}@{model.name}", model.name) for row, contender in SCHEDULES.items()}
+
+
+def format_row(corpus: str, schedule: str, row: dict[str, float]) -> str:
+    """One line of the printed table."""
+    costlier = f"{row['costlier']} of {row['sessions']}"
+    over = f"{row['over']} ({row['over_on_messages']})"
+    return (
+        f"{corpus:14} {schedule:10} {row['pooled']:7.3f} {row['median']:7.3f} {costlier:>10} {row['worst']:7.3f}"
+        f" {over:>9} {100 * row['lines']:6.1f}% {100 * row['steps']:6.1f}%"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Replay each corpus under the three schedules; print and write the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", action="append", help="a corpus name or folder (repeatable; default: every corpus)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "bounds.json", help="where the JSON goes")
+    args = parser.parse_args(argv)
+    folders = [corpus_folder(name) for name in args.corpus] if args.corpus else list(corpora().values())
+    result: dict[str, dict] = {}
+    print(f"{'corpus':14} {'schedule':10} {'pooled':>7} {'median':>7} {'costlier':>10} {'worst':>7} {'>1.03 (msgs)':>9} {'lines':>7} {'steps':>7}")
+    for folder in folders:
+        rows = result[corpus_name(folder)] = corpus_bounds(folder)
+        for schedule, row in rows.items():
+            print(format_row(corpus_name(folder), schedule, row), flush=True)
+    write_json(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
