@@ -117,3 +117,13 @@ def test_the_bounds_replay_deepmem_beside_hindsight_and_a_schedule_that_never_ju
     assert rows["no jumps"]["lines"] >= rows["deepmem"]["lines"]
     assert rows["deepmem"]["pooled"] < rows["no jumps"]["pooled"]  # django-15499 runs long enough for jumps to pay
     assert format_row("fixtures", "deepmem", rows["deepmem"]).startswith("fixtures       deepmem      0.")
+
+
+def test_the_bounds_can_give_deepmem_its_tool_schemas_alone() -> None:
+    """`--tools-only` keeps each session's tool schemas and drops its memory, resume block and whispers."""
+    from bench.runners.bounds import tools_only
+    from deepmem.additions import Additions
+
+    given = {"s": Additions(tools=284, memory=300, resume=900, whispers={"m1": "<deep-memory-recall>x</deep-memory-recall>"})}
+    assert tools_only(given) == {"s": Additions(tools=284)}
+    assert tools_only(given)["s"].frame == 284

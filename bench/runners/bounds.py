@@ -17,6 +17,9 @@ Per corpus and schedule it prints the pooled cost ratio, the median session, the
 costlier than none, the worst, the sessions over 1.03×, and of those the ones costlier on
 their messages alone (without the additions in the system prompt and tool list), then the
 quoted lines in view and the steps supported; it writes `bench/results/bounds.json`.
+`--tools-only` gives deepmem nothing but its tool schemas (no memory block, resume block or
+whispers), to see what the memory features cost the sessions one by one
+(`bench/results/bounds-tools-only.json`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, sessio
 from bench.frames import Frame, corpus_additions
 from bench.report import RESULTS, write_json
 from bench.runners.replay import replay_corpus
+from deepmem.additions import Additions
 from deepmem.prices import FAMILIES
 from deepmem.types import Settings
 
@@ -59,12 +63,20 @@ def schedule_row(result: dict, contender: str, model: str) -> dict[str, float]:
     }
 
 
-def corpus_bounds(folder: Path) -> dict[str, dict[str, float]]:
-    """Per schedule, its figures on one corpus."""
+def tools_only(additions: dict[str, Additions]) -> dict[str, Additions]:
+    """The same sessions given deepmem's tool schemas alone."""
+    return {stem: Additions(tools=given.tools) for stem, given in additions.items()}
+
+
+def corpus_bounds(folder: Path, only_tools: bool = False) -> dict[str, dict[str, float]]:
+    """Per schedule, its figures on one corpus (with `only_tools`, deepmem's additions cut to its tool schemas)."""
     name = corpus_name(folder)
     model = FAMILIES[billed_at(name)]
     contenders = ["none", *SCHEDULES.values()]
-    result = replay_corpus(session_paths(folder), contenders, [model], Frame(), corpus_additions(folder, name), Settings())
+    additions = corpus_additions(folder, name)
+    if only_tools:
+        additions = tools_only(additions)
+    result = replay_corpus(session_paths(folder), contenders, [model], Frame(), additions, Settings())
     return {row: schedule_row(result, f"{contender}@{model.name}", model.name) for row, contender in SCHEDULES.items()}
 
 
@@ -82,16 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     """Replay each corpus under the three schedules; print and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", action="append", help="a corpus name or folder (repeatable; default: every corpus)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "bounds.json", help="where the JSON goes")
+    parser.add_argument("--tools-only", action="store_true", help="deepmem's additions cut to its tool schemas")
+    parser.add_argument("--out", type=Path, help="where the JSON goes (default: bench/results/bounds[-tools-only].json)")
     args = parser.parse_args(argv)
+    out = args.out or RESULTS / ("bounds-tools-only.json" if args.tools_only else "bounds.json")
     folders = [corpus_folder(name) for name in args.corpus] if args.corpus else list(corpora().values())
     result: dict[str, dict] = {}
     print(f"{'corpus':14} {'schedule':10} {'pooled':>7} {'median':>7} {'costlier':>10} {'worst':>7} {'>1.03 (msgs)':>9} {'lines':>7} {'steps':>7}")
     for folder in folders:
-        rows = result[corpus_name(folder)] = corpus_bounds(folder)
+        rows = result[corpus_name(folder)] = corpus_bounds(folder, args.tools_only)
         for schedule, row in rows.items():
             print(format_row(corpus_name(folder), schedule, row), flush=True)
-    write_json(result, args.out)
+    write_json(result, out)
     return 0
 
 
