@@ -93,12 +93,12 @@ def format_row(corpus: str, schedule: str, row: dict[str, float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Replay each corpus under the three schedules; print and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", action="append", help="a corpus name or folder (repeatable; default: every corpus)")
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or folder (repeatable; default: every corpus)")
     parser.add_argument("--tools-only", action="store_true", help="deepmem's additions cut to its tool schemas")
     parser.add_argument("--out", type=Path, help="where the JSON goes (default: bench/results/bounds[-tools-only].json)")
     args = parser.parse_args(argv)
     out = args.out or RESULTS / ("bounds-tools-only.json" if args.tools_only else "bounds.json")
-    folders = [corpus_folder(name) for name in args.corpus] if args.corpus else list(corpora().values())
+    folders = args.corpus or list(corpora().values())
     result: dict[str, dict] = {}
     print(f"{'corpus':14} {'schedule':10} {'pooled':>7} {'median':>7} {'costlier':>10} {'worst':>7} {'>1.03 (msgs)':>9} {'lines':>7} {'steps':>7}")
     for folder in folders:

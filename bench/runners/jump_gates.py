@@ -117,9 +117,9 @@ def corpus_rows(folder: Path, settings: Settings) -> dict[str, dict[str, float]]
 def main(argv: list[str] | None = None) -> int:
     """Weigh every schedule on each corpus; print and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", action="append", help="a corpus name or folder (repeatable; default: every corpus)")
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or folder (repeatable; default: every corpus)")
     args = parser.parse_args(argv)
-    folders = [corpus_folder(name) for name in args.corpus] if args.corpus else list(corpora().values())
+    folders = args.corpus or list(corpora().values())
     result: dict[str, dict] = {}
     print(f"{'corpus':14} {'schedule':20} {'median':>7} {'costlier':>10} {'worst':>7} {'pooled':>7}")
     for folder in folders:
