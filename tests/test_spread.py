@@ -129,14 +129,17 @@ def test_the_bounds_can_give_deepmem_its_tool_schemas_alone() -> None:
     assert tools_only(given)["s"].frame == 284
 
 
-def test_an_unknown_corpus_is_a_one_line_error_in_the_schedule_studies(capsys) -> None:
+def test_an_unknown_corpus_is_a_one_line_error_in_the_corpus_studies(capsys) -> None:
     """`--corpus` names a known corpus or a folder; anything else exits 2 with one line saying which exist."""
     import pytest
 
-    from bench.runners import bounds, jump_gates
+    from bench.runners import bounds, checkpoint, jump_gates
 
     for study in (bounds, jump_gates):
         with pytest.raises(SystemExit) as stopped:
             study.main(["--corpus", "no-such-corpus"])
         last = capsys.readouterr().err.strip().splitlines()[-1]
         assert stopped.value.code == 2 and "no-such-corpus" in last and "claude-entire" in last
+    with pytest.raises(SystemExit) as stopped:
+        checkpoint.main(["no-such-corpus"])
+    assert stopped.value.code == 2 and "no-such-corpus" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -19,9 +19,9 @@ touched", so the extractor cannot and should not find them.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -151,10 +151,11 @@ def cold_run(function: Callable[..., object], *args: object) -> tuple[float, flo
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main() -> None:
-    """Run both measurements over the corpus folder given (default: the shared corpus)."""
-    corpus = corpus_folder(sys.argv[1] if len(sys.argv) > 1 else DEFAULT)
-    paths = sorted(corpus.glob("*__*.json"))
+def main(argv: list[str] | None = None) -> None:
+    """Run both measurements over the corpus given (default: the shared corpus)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", default=DEFAULT, type=corpus_folder, help="a corpus name or folder")
+    paths = sorted(parser.parse_args(argv).corpus.glob("*__*.json"))
     measure(paths)
     time_long_session(paths)
 
