@@ -11,7 +11,11 @@ corpus's prices), once per schedule:
 - behind-waits: the priced schedule, but no jump that pays while the session's running
   bill with deepmem is above the bill without it (a cold or window jump still goes);
 - later-behind-waits: the same, from the second jump on (the first is never blocked);
-- waits-twice: a jump once waiting has cost twice what it costs.
+- waits-twice: a jump once waiting has cost twice what it costs;
+- warm-guess-first: the priced schedule, whose first paying jump also goes once what it
+  removes, rented over the requests of the warm run so far (since the last request after a
+  pause past the cache's lifetime), covers what it costs: a guess that the warm run lasts
+  as long again.
 
 Per corpus and schedule it prints the median session, the sessions costlier than none, the
 worst and the pooled ratio, and writes `bench/results/jump_gates.json`. Only the messages'
@@ -34,6 +38,7 @@ from deepmem.jumps import (
     RequestFrame,
     Sizes,
     bill_request,
+    jump_premium,
     jump_reason,
     priced_jumps,
     removed_tokens,
@@ -63,6 +68,24 @@ def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate
     return tuple(jumps)
 
 
+def warm_guess_first(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
+    """The priced schedule, its first paying jump made as soon as the warm run's age times what it
+    removes at the read price covers its premium."""
+    jumps, waited, warm_since = [0], 0.0, 0
+    for step in range(1, len(sizes.tokens)):
+        warm_since = step if sizes.cold[step] else warm_since
+        boundary, target = jumps[-1], step - settings.tail_steps
+        if target <= boundary:
+            continue
+        rent = prices.rent(max(removed_tokens(sizes, boundary, target), 0))
+        waited += rent
+        guessed = len(jumps) == 1 and rent > 0 and rent * (step - warm_since) >= jump_premium(sizes, step, boundary, target, prices)
+        if guessed or jump_reason(sizes, step, boundary, waited, settings, prices):
+            jumps.append(target)
+            waited = 0.0
+    return tuple(jumps)
+
+
 def never(bills: Bills, made: int) -> bool:
     """No gate."""
     return True
@@ -84,6 +107,7 @@ SCHEDULES: dict[str, Callable[[Sizes, Settings, PriceModel], tuple[int, ...]]] =
     "behind-waits": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, not_behind),
     "later-behind-waits": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, first_or_not_behind),
     "waits-twice": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, never, patience=2.0),
+    "warm-guess-first": warm_guess_first,
 }
 
 
