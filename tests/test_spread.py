@@ -63,9 +63,9 @@ def test_the_gated_schedule_without_a_gate_is_the_priced_one_and_a_gate_only_hol
     assert len(priced) > 2 and not any(sizes.cold[1:])
     assert gated_jumps(sizes, settings, prices, not_behind) == (0,)
     assert priced[1] < gated_jumps(sizes, settings, prices, never, patience=2.0)[1]
-    from bench.runners.jump_gates import warm_guess_first
+    from bench.runners.jump_gates import first_on_warm_age
 
-    guessed = warm_guess_first(sizes, settings, prices)
+    guessed = gated_jumps(sizes, settings, prices, never, guess=first_on_warm_age)
     assert guessed[0] == 0 and list(guessed) == sorted(set(guessed)) and guessed[1] < priced[1]  # the guess comes first
 
 

@@ -8,7 +8,8 @@ the corpus's prices) with three schedules of the same compressors:
 
 - deepmem: the priced schedule that runs;
 - hindsight: the cheapest jumps knowing each session's end (`bench.contenders.hindsight`),
-  the bound on what any schedule could save with these compressors and additions;
+  what any schedule could save with these compressors and additions (cheapest in the
+  schedule's estimate, so the replay may price it a little above deepmem on a few sessions);
 - no jumps: deepmem's fixed schedule with a batch longer than any session, so only what is
   trimmed when first seen (and a window that presses) is cut: the bound on the quoted lines
   a schedule could keep with these caps.

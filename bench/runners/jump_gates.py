@@ -52,8 +52,15 @@ Gate = Callable[[Bills, int], bool]
 """(the bills so far, jumps made) → whether a jump that pays may go."""
 
 
-def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate, patience: float = 1.0) -> tuple[int, ...]:
-    """The priced schedule with its paying jumps held back by `gate`, waiting `patience` times the premium."""
+Guess = Callable[[Sizes, int, int, int, PriceModel, int], bool]
+"""(sizes, step, boundary, target, prices, jumps made) → whether to jump now on a guess of what is to come."""
+
+
+def gated_jumps(
+    sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate, patience: float = 1.0, guess: Guess | None = None
+) -> tuple[int, ...]:
+    """The priced schedule with its paying jumps held back by `gate`, waiting `patience` times the
+    premium, and made sooner where `guess` says so."""
     jumps, waited, bills = [0], 0.0, Bills()
     bill_request(bills, sizes, 0, jumps, settings, prices)
     for step in range(1, len(sizes.tokens)):
@@ -61,29 +68,23 @@ def gated_jumps(sizes: Sizes, settings: Settings, prices: PriceModel, gate: Gate
         if target > boundary:
             waited += prices.rent(max(removed_tokens(sizes, boundary, target), 0))
             reason = jump_reason(sizes, step, boundary, waited / patience, settings, prices)
-            if reason and (reason != "pays" or gate(bills, len(jumps) - 1)):
+            guessed = guess is not None and guess(sizes, step, boundary, target, prices, len(jumps) - 1)
+            if guessed or (reason and (reason != "pays" or gate(bills, len(jumps) - 1))):
                 jumps.append(target)
                 waited = 0.0
         bill_request(bills, sizes, step, jumps, settings, prices)
     return tuple(jumps)
 
 
-def warm_guess_first(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
-    """The priced schedule, its first paying jump made as soon as the warm run's age times what it
-    removes at the read price covers its premium."""
-    jumps, waited, warm_since = [0], 0.0, 0
-    for step in range(1, len(sizes.tokens)):
-        warm_since = step if sizes.cold[step] else warm_since
-        boundary, target = jumps[-1], step - settings.tail_steps
-        if target <= boundary:
-            continue
-        rent = prices.rent(max(removed_tokens(sizes, boundary, target), 0))
-        waited += rent
-        guessed = len(jumps) == 1 and rent > 0 and rent * (step - warm_since) >= jump_premium(sizes, step, boundary, target, prices)
-        if guessed or jump_reason(sizes, step, boundary, waited, settings, prices):
-            jumps.append(target)
-            waited = 0.0
-    return tuple(jumps)
+def warm_age(sizes: Sizes, step: int) -> int:
+    """Requests made since the last one that found the cache cold (or the session's first)."""
+    return step - max((cold for cold in range(step + 1) if sizes.cold[cold]), default=0)
+
+
+def first_on_warm_age(sizes: Sizes, step: int, boundary: int, target: int, prices: PriceModel, made: int) -> bool:
+    """The first jump, once what it removes at the read price, over the warm run's age so far, covers its premium."""
+    rent = prices.rent(max(removed_tokens(sizes, boundary, target), 0))
+    return made == 0 and rent > 0 and rent * warm_age(sizes, step) >= jump_premium(sizes, step, boundary, target, prices)
 
 
 def never(bills: Bills, made: int) -> bool:
@@ -107,7 +108,7 @@ SCHEDULES: dict[str, Callable[[Sizes, Settings, PriceModel], tuple[int, ...]]] =
     "behind-waits": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, not_behind),
     "later-behind-waits": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, first_or_not_behind),
     "waits-twice": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, never, patience=2.0),
-    "warm-guess-first": warm_guess_first,
+    "warm-guess-first": lambda sizes, settings, prices: gated_jumps(sizes, settings, prices, never, guess=first_on_warm_age),
 }
 
 
