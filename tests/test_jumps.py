@@ -21,12 +21,14 @@ from deepmem.jumps import (
     fixed_jumps,
     jump_premium,
     marked_read,
+    pressure_ceiling,
     priced_jumps,
     release_pays,
     request_pauses,
     request_times,
     running_bills,
     step_cost,
+    whole_request_tokens,
 )
 from deepmem.plan import apply_transform, plan_transform
 from deepmem.prices import (
@@ -41,6 +43,7 @@ from deepmem.prices import (
 from deepmem.schedule import session_sizes
 from deepmem.sessionio import read_session
 from deepmem.types import Settings
+from deepmem.window import ModelLimits, pressure_tokens
 
 from .conftest import FIXTURES
 
@@ -191,20 +194,30 @@ def test_a_model_switch_makes_the_cache_cold() -> None:
 
 
 def test_window_pressure_forces_a_jump_whatever_the_price() -> None:
-    """With reads free of charge no cut would pay, yet a small window still forces jumps."""
+    """With reads free of charge no cut would pay, yet a pressure point below the session's size still forces jumps,
+    and every request past the tail stays under it, its frame included."""
     free = PriceModel("free-reads", 1.0, 0.0, 1.0, 300)
     sizes = sizes_of(django())
     assert priced_jumps(sizes, Settings(), free) == (0,)
-    window = Settings(context_window=sizes.tokens[-1] // 2)
-    forced = priced_jumps(sizes, window, free)
+    frame = RequestFrame(host=7_018, added=500, ceiling=7_518 + sizes.tokens[-1] // 2)
+    pressed = msgspec.structs.replace(sizes, frame=frame)
+    forced = priced_jumps(pressed, DEFAULTS, free)
     assert len(forced) > 1
     boundary = 0
     for step in range(1, len(sizes.tokens)):
-        if step - window.tail_steps in forced:
-            boundary = step - window.tail_steps
-        assert sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary] <= window.context_window or (
-            step - window.tail_steps <= boundary
-        )
+        if step - DEFAULTS.tail_steps in forced:
+            boundary = step - DEFAULTS.tail_steps
+        assert whole_request_tokens(pressed, step, boundary) <= frame.ceiling or step - DEFAULTS.tail_steps <= boundary
+
+
+def test_a_window_alone_presses_at_the_cautious_point_of_a_model_without_limits() -> None:
+    """`context_window` without the model's limits: OpenCode's 32K output reserve, the unmeasured ratio."""
+    sizes = sizes_of(django())
+    window = Settings(context_window=200_000)
+    assert pressure_ceiling(sizes, window) == pressure_tokens(ModelLimits(200_000), "")
+    assert pressure_ceiling(sizes, Settings()) == 0
+    framed = msgspec.structs.replace(sizes, frame=RequestFrame(ceiling=1_234))
+    assert pressure_ceiling(framed, window) == 1_234
 
 
 def test_the_hindsight_schedule_is_never_dearer_than_the_online_ones() -> None:

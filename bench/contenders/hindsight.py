@@ -16,7 +16,7 @@ import numpy as np
 
 from deepmem.additions import Additions
 from deepmem.history import message_steps
-from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
+from deepmem.jumps import Sizes, jump_cost, pressure_ceiling, request_tokens, stay_cost, step_cost
 from deepmem.prices import PriceModel
 from deepmem.replay import Deepmem
 from deepmem.schedule import session_sizes
@@ -49,7 +49,8 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
         np.asarray(sizes.marked, dtype=np.float64) if sizes.marked else (),
         sizes.tail_steps,
     )
-    limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
+    ceiling = pressure_ceiling(sizes, settings)
+    limit = ceiling - sizes.frame.host - sizes.frame.added if ceiling else np.inf
     boundaries = np.arange(steps + 1)
     later = np.zeros(steps + 1)
     choice = np.zeros((steps + 1, steps + 1), dtype=bool)
