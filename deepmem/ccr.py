@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from deepmem.config import memory_dir
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
 from deepmem.sealed import SealError, read_sealed
@@ -30,9 +29,10 @@ log = logging.getLogger("deepmem.ccr")
 class CCRStore:
     """Originals by key: an LRU in memory, backed by a size-capped folder on disk."""
 
-    def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
-        """The store under `root` (in memory only when None), sized by `settings` (the defaults when None)."""
-        self.folder = memory_dir(root) / "ccr" if root is not None else None
+    def __init__(self, folder: str | os.PathLike[str] | None, settings: Settings | None = None):
+        """The store in `folder` (in memory only when None; a project's is `config.ccr_folder`),
+        sized by `settings` (the defaults when None)."""
+        self.folder = Path(folder) if folder is not None else None
         settings = settings or Settings()
         self.disk_bytes = settings.ccr_disk_bytes
         self._hot = LRU(settings.ccr_memory_entries)

@@ -114,6 +114,11 @@ def memory_dir(root: str | os.PathLike[str]) -> Path:
     return Path(root) / os.environ.get(PROJECT_SUBDIR_ENV, ".deep-memory")
 
 
+def ccr_folder(root: str | os.PathLike[str]) -> Path:
+    """Where the project's originals are kept: the folder handed to `deepmem.ccr.CCRStore`."""
+    return memory_dir(root) / "ccr"
+
+
 def env_name(table: str, field: str) -> str:
     """The environment variable that sets `[table] field`."""
     return f"DEEPMEM_{field.upper()}" if table == "compress" else f"DEEPMEM_{table.upper()}_{field.upper()}"

@@ -166,6 +166,13 @@ def replay_session(
             missing = [line for line in quoted if line not in seen]
             recovery = reread_tokens(step.history, missing, counter) if missing else 0
             meters[contender.name].add(
-                units, counter.count_many(units), quoted, step.pause_ms, recovery, marks, frame + contender.frame
+                units,
+                counter.count_many(units),
+                len(quoted),
+                len(quoted) - len(missing),
+                step.pause_ms,
+                recovery,
+                marks,
+                frame + contender.frame,
             )
     return meters

@@ -23,7 +23,7 @@ from deepmem.ccr import CCRStore
 from deepmem.checkpoints.api import compact, findings_for
 from deepmem.checkpoints.render import render_checkpoint
 from deepmem.checkpoints.store import LATEST, RAW, read_checkpoint
-from deepmem.config import memory_dir
+from deepmem.config import ccr_folder, memory_dir
 from deepmem.memory.files import read_memory_file
 from deepmem.memory.store import store
 from deepmem.project import Project
@@ -58,7 +58,7 @@ def write_forever(kind: str, root: Path, start: int) -> None:
     """The child: one kind of write, again and again, until killed."""
     messages = read_session(str(SESSION)).messages if kind == "checkpoint" else []
     project = Project.load(root)
-    store_ = CCRStore(project, project.config.compress)
+    store_ = CCRStore(ccr_folder(project), project.config.compress)
     n = start
     while True:
         if kind == "memory":
