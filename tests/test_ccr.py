@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from deepmem.ccr import CCRStore
 from deepmem.markers import marker, marker_keys
-from deepmem.sessionio import decode_session, encode_json
 from deepmem.types import InputError, Settings, UnknownKeyError, cache_key
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sessionio import decode_session, encode_json
 
 from .conftest import FIXTURES
 

@@ -13,15 +13,15 @@ import pytest
 
 from deepmem.bridge.engine import Engine
 from deepmem.bridge.server import answer
-from deepmem.ccr import CCRStore
-from deepmem.config import ccr_folder, memory_dir
-from deepmem.disk import SEALED_MARK
-from deepmem.restore import restore_messages
-from deepmem.sealed import MAGIC, SealError, key_path, key_state, read_sealed
-from deepmem.sessionio import encode_json
+from deepmem.project.config import ccr_folder, memory_dir
+from deepmem.project.upkeep import start_up
 from deepmem.types import cache_key
-from deepmem.upkeep import start_up
-from deepmem.writer import write_private
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.disk import SEALED_MARK
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sealed import MAGIC, SealError, key_path, key_state, read_sealed
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import write_private
 
 from .conftest import FIXTURES
 

@@ -36,12 +36,12 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.sessions import COMPACTION_SUFFIX, Sessions
 from deepmem.bridge.tools import TOOL_SCHEMAS, run_command, run_tool
 from deepmem.bridge.transform import Transformer
-from deepmem.ccr import CCRStore
-from deepmem.config import ccr_folder, memory_dir
-from deepmem.plan import TRAILING_INFO, TRAILING_PREFIX
-from deepmem.project import Project
+from deepmem.project.config import ccr_folder, memory_dir
+from deepmem.project.folder import Project
+from deepmem.project.upkeep import start_up
+from deepmem.transform.plan import TRAILING_INFO, TRAILING_PREFIX
 from deepmem.types import DeepmemError
-from deepmem.upkeep import start_up
+from deepmem.vault.ccr import CCRStore
 
 log = logging.getLogger("deepmem.bridge")
 

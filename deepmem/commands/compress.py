@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepmem.ccr import CCRStore
+from deepmem.bill.prices import resolve_prices
 from deepmem.cli import add_root
-from deepmem.config import ccr_folder
-from deepmem.plan import TransformPlan, apply_transform, plan_transform
-from deepmem.prices import resolve_prices
-from deepmem.sessionio import encode_json, read_session, write_output
+from deepmem.project.config import ccr_folder
+from deepmem.transform.plan import TransformPlan, apply_transform, plan_transform
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sessionio import encode_json, read_session, write_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

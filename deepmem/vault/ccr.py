@@ -3,7 +3,7 @@
 Hot entries live in a bounded in-memory LRU. With a root, every entry is also written to
 `.deep-memory/ccr/<2 hex>/<key>` (content-addressed, so concurrent writers are harmless);
 the folder is kept under a byte cap by evicting the least recently used files. The disk
-copy is the exact original, sealed (see `deepmem.sealed`): it restores byte for byte after a
+copy is the exact original, sealed (see `deepmem.vault.sealed`): it restores byte for byte after a
 restart on this machine, and a copied `.deep-memory/` shows none of it. A file that cannot be
 unsealed (no key, another key, altered bytes) raises SealError: the marker stays.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
-from deepmem.sealed import SealError, read_sealed
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
-from deepmem.writer import write_private
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.writer import write_private
 
 HEX = re.compile(r"[0-9a-f]+")
 log = logging.getLogger("deepmem.ccr")

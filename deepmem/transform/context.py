@@ -10,8 +10,8 @@ each content block on its own).
 
 from __future__ import annotations
 
-from deepmem.cache_mark import carries_mark
 from deepmem.history import visible_text
+from deepmem.transform.cache_mark import carries_mark
 from deepmem.types import Message, Part
 
 VISIBLE_TYPES = frozenset({"text", "reasoning", "tool"})
@@ -38,7 +38,7 @@ def request_units(messages: list[Message]) -> tuple[list[str], tuple[int, ...]]:
     """The visible units of a history, and where a provider that reads its cache only at
     marks may read up to, as unit counts: the ends of its last two messages that show
     anything (OpenCode marks the last two messages of a request to Anthropic), and the end
-    of any part that carries a mark of its own (`deepmem.cache_mark`)."""
+    of any part that carries a mark of its own (`deepmem.transform.cache_mark`)."""
     units: list[str] = []
     ends: list[int] = []
     marked: list[int] = []

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from deepmem.prices import FAMILIES, PriceModel, checked
+from deepmem.bill.prices import FAMILIES, PriceModel, checked
 from deepmem.types import ConfigError, Count, Settings
 
 PROJECT_SUBDIR_ENV = "DEEP_MEMORY_PROJECT_SUBDIR"
@@ -115,7 +115,7 @@ def memory_dir(root: str | os.PathLike[str]) -> Path:
 
 
 def ccr_folder(root: str | os.PathLike[str]) -> Path:
-    """Where the project's originals are kept: the folder handed to `deepmem.ccr.CCRStore`."""
+    """Where the project's originals are kept: the folder handed to `deepmem.vault.ccr.CCRStore`."""
     return memory_dir(root) / "ccr"
 
 

@@ -6,10 +6,10 @@ model: the repeated prefix at its cache-read price unless the pause outlived the
 the rest at its cache-write price. For a provider that reads its cache only at marks
 (`PriceModel.cached_at_marks`) the repeated prefix counts only up to the last of the
 previous request's marks it reaches: the ends of its last two messages, and a part that
-carries a mark of its own (`deepmem.cache_mark`).
+carries a mark of its own (`deepmem.transform.cache_mark`).
 
 The provider bills the whole request, not only its messages: before them come the system
-prompt and the tool definitions (`deepmem.frame`), which sit before the system mark, so
+prompt and the tool definitions (`deepmem.bill.frame`), which sit before the system mark, so
 they are written when the cache is cold and read at every other request. A meter keeps
 each request's frame apart, so a figure is given for the whole request and, beside it,
 for the messages alone.
@@ -23,7 +23,7 @@ from statistics import median
 
 import msgspec
 
-from deepmem.prices import FAMILIES, PriceModel, with_lifetime
+from deepmem.bill.prices import FAMILIES, PriceModel, with_lifetime
 
 DEFAULT_PRICES = FAMILIES["anthropic"]
 """The price model a figure is given in when none is named: Anthropic's (read 0.1×, write 1.25×)."""
@@ -65,7 +65,7 @@ class Meter(msgspec.Struct):
     """Per request: those of them the previous request carried the same (readable from the cache)."""
     one_hour: bool = False
     """The session's requests write 1-hour cache entries: billed at that price and lifetime where
-    the prices have them (`deepmem.prices.with_lifetime`)."""
+    the prices have them (`deepmem.bill.prices.with_lifetime`)."""
     request_one_hour: list[bool] = []
     """Per request: whether it writes 1-hour entries."""
     frame_tokens: int = 0
@@ -91,10 +91,10 @@ class Meter(msgspec.Struct):
         frame: int = 0,
     ) -> None:
         """Account for one request given as visible units, their token counts, the lines that
-        the step produced from it quotes and those of them it shows (`deepmem.support`), the pause before it, what re-reading the quoted
+        the step produced from it quotes and those of them it shows (`deepmem.replay.support`), the pause before it, what re-reading the quoted
         lines it does not show would cost (tokens), its cache marks (unit counts; by
-        default its end alone, see `deepmem.context.request_units`) and the tokens of its
-        frame (`deepmem.frame`)."""
+        default its end alone, see `deepmem.transform.context.request_units`) and the tokens of its
+        frame (`deepmem.bill.frame`)."""
         if quoted:
             self.quoted += quoted
             self.quoted_visible += visible
