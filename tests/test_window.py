@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from deepmem.window import (
+from deepmem.transform.window import (
     ANSWER_TOKENS,
     CAUTIOUS_RATIO,
     TOKEN_RATIOS,

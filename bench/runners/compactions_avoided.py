@@ -7,7 +7,7 @@ the segment before it and the continuation after it (less the summary that opens
 replayed as one session, whole requests, through deepmem as the bridge runs it: the model's
 window and limits (a 200K Claude model with a 64K output limit by default), OpenCode's frame and
 deepmem's own (tool schemas, memory block) before the messages, and its priced schedule with the
-pressure jump (`deepmem.window`). Once more without the pressure jump (the window unknown), to
+pressure jump (`deepmem.transform.window`). Once more without the pressure jump (the window unknown), to
 show what the priced jumps do alone.
 
 A request counts, as the host would see it, the provider's tokens of the whole request and its
@@ -38,17 +38,17 @@ from bench.frames import corpus_additions, opencode_frame_tokens, session_additi
 from bench.report import RESULTS
 from bench.runners.compactions import SUMMARY_OPENING, compaction_pairs
 from bench.runners.token_ratio import session_ratio
-from deepmem.additions import Additions
-from deepmem.config import load_settings
-from deepmem.context import context_units
+from deepmem.bill.prices import family_of_messages
 from deepmem.history import message_steps
-from deepmem.jumps import RequestFrame
-from deepmem.prices import family_of_messages
-from deepmem.replay import Deepmem, session_steps
+from deepmem.project.config import load_settings
+from deepmem.replay.loop import Deepmem, session_steps
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.additions import Additions
+from deepmem.transform.context import context_units
+from deepmem.transform.jumps import RequestFrame
+from deepmem.transform.window import ModelLimits, pressure_tokens, token_ratio, usable_tokens
 from deepmem.types import Message
-from deepmem.window import ModelLimits, pressure_tokens, token_ratio, usable_tokens
-from deepmem.writer import write_given
+from deepmem.vault.writer import write_given
 
 PUT_OFF_STEPS = 20
 """A compaction that first comes this many steps after the agent's is put off."""

@@ -10,7 +10,7 @@ recorded request over the growth of deepmem's estimate of the same requests' mes
 every request carries before its messages (system prompt, tools) cancels out. Only sessions
 whose estimate grows by at least `MIN_GROWTH` tokens are measured, so one odd request does not
 decide a ratio. Also per corpus: the answer tokens a step records (the host counts them with the
-request). Per provider family the pooled ratios of its corpora; `deepmem.window.TOKEN_RATIOS`
+request). Per provider family the pooled ratios of its corpora; `deepmem.transform.window.TOKEN_RATIOS`
 keeps each family's 90th percentile with a margin. Writes `bench/results/token_ratio.json`.
 """
 
@@ -25,13 +25,13 @@ import orjson
 from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
 from bench.report import RESULTS
 from bench.usage import recorded_usage
-from deepmem.context import context_units
-from deepmem.prices import family_of_messages
-from deepmem.replay import session_steps
+from deepmem.bill.prices import family_of_messages
+from deepmem.replay.loop import session_steps
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.context import context_units
+from deepmem.transform.window import ANSWER_TOKENS, TOKEN_RATIOS
 from deepmem.types import Message
-from deepmem.window import ANSWER_TOKENS, TOKEN_RATIOS
-from deepmem.writer import write_given
+from deepmem.vault.writer import write_given
 
 MIN_GROWTH = 20_000
 """Estimated tokens a session's history must grow by between its first and last recorded request."""

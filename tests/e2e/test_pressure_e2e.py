@@ -17,7 +17,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from deepmem.window import ModelLimits, usable_tokens
+from deepmem.transform.window import ModelLimits, usable_tokens
 from tests.e2e.fake_llm import FakeLLM
 from tests.e2e.test_plugin_e2e import module_source, reads
 
