@@ -16,7 +16,7 @@ one), the old steps after that mark too. The schedule jumps when
 would, so a jump's outlay is never more than what waiting already lost. It also jumps
 when the whole request would otherwise reach the point where the host compacts the session
 (`deepmem.transform.window`: the model's limits, as OpenCode reads them, over the provider's tokenizer
-ratio), and whenever the cache is
+ratio) and the jump frees a good share of that point, and whenever the cache is
 cold anyway: after a pause longer than its lifetime, or when the model changes, the
 whole request is written again whatever we do, so a deep cut costs nothing extra.
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import msgspec
 
 from deepmem.bill.prices import PriceModel
-from deepmem.transform.window import ModelLimits, pressure_tokens
+from deepmem.transform.window import RELIEF, ModelLimits, pressure_tokens
 from deepmem.types import Message, Settings
 
 log = logging.getLogger("deepmem.jumps")
@@ -185,6 +185,16 @@ def pressure_ceiling(sizes: Sizes, settings: Settings) -> int:
     return sizes.frame.ceiling or pressure_tokens(ModelLimits(settings.context_window), "")
 
 
+def window_presses(sizes: Sizes, step: int, boundary: int, target: int, settings: Settings) -> bool:
+    """Whether request `step` must jump from `boundary` to `target` for the window: it would pass the
+    pressure point, and the jump removes at least `RELIEF` of it. A jump that frees less would be
+    forced again a step or two later, each time writing the whole history again."""
+    ceiling = pressure_ceiling(sizes, settings)
+    if not ceiling or whole_request_tokens(sizes, step, boundary) <= ceiling:
+        return False
+    return removed_tokens(sizes, boundary, target) >= ceiling * RELIEF
+
+
 def rewritten_tokens(sizes: Sizes, step: int, boundary: int, target: int) -> int:
     """Tokens request `step` writes from the first newly cut part on when it jumps from `boundary` to `target`."""
     return sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
@@ -283,8 +293,7 @@ def jump_reason(sizes: Sizes, step: int, boundary: int, waited: float, settings:
         return ""
     if sizes.cold[step]:
         return "cold"
-    ceiling = pressure_ceiling(sizes, settings)
-    if ceiling and whole_request_tokens(sizes, step, boundary) > ceiling:
+    if window_presses(sizes, step, boundary, target, settings):
         return "window"
     if removed_tokens(sizes, boundary, target) > 0 and waited >= jump_premium(sizes, step, boundary, target, prices):
         return "pays"

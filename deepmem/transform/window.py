@@ -47,6 +47,12 @@ TOKEN_RATIOS = {family: math.ceil(ratio * MARGIN * 100) / 100 for family, ratio 
 CAUTIOUS_RATIO = max(TOKEN_RATIOS.values())
 """The ratio of a provider whose tokenizer was never measured: the highest kept."""
 
+RELIEF = 0.25
+"""A jump forced by the window must remove at least this share of the pressure point, so that the
+session grows a while before the next one; one that would free less is not forced (the tail and
+the views kept whole fill the window, and a jump at every step would write the whole history
+again each time)."""
+
 
 class ModelLimits(msgspec.Struct, frozen=True):
     """A model's limits as OpenCode's catalogue gives them (`model.limit`), in the provider's tokens; 0 when not given."""
