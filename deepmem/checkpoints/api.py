@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from deepmem.checkpoints.episode import episode_text, session_time
-from deepmem.checkpoints.fit import fit_sections
+from deepmem.checkpoints.fit import fit_sections, section_chosen
+from deepmem.checkpoints.quotes import quotes_within
 from deepmem.checkpoints.render import (
     END_MARK,
     ESTIMATE_ERROR,
@@ -35,9 +36,13 @@ from deepmem.memory.store import add_notes, now_text
 from deepmem.project import Project
 from deepmem.redact import Redactor
 from deepmem.sessionio import validate_messages
+from deepmem.tokens import tokens_for_cap
 from deepmem.types import DeepmemError, InputError, Message
 
 RESUME_BUDGET_TOKENS = 1_000
+RESUME_TASK_FLOOR = 450
+"""The tokens the requests quoted keep in a resume block however much the other sections take."""
+TASK_SECTION = "Task overview"
 RELATED_GOAL_CHARS = 100
 """A related earlier session's goal is cut to this many characters in the resume block."""
 """The resume block's cap: with the memory block and the first whisper, a start under 1,500 tokens (median) on
@@ -162,9 +167,15 @@ def block_body(checkpoint: str) -> str:
 
 def fitted_block(opening: str, body: str, budget: int) -> str:
     """The body between `opening` and the close, its sections cut to their shares until it fits `budget` tokens
-    (estimated, less the estimate's error, so that it fits in the model's own tokens too)."""
+    (estimated, less the estimate's error, so that it fits in the model's own tokens too). The requests quoted take
+    what the other sections leave, but at least RESUME_TASK_FLOOR, their lines naming the work first: a long request
+    does not crowd out the files and commands."""
     room = int(budget / (1 + ESTIMATE_ERROR))
-    return opening + fit_sections(body, room, SECTION_WEIGHTS, opening + RESUME_CLOSE) + RESUME_CLOSE
+    around = opening + RESUME_CLOSE
+    others = tokens_for_cap(around + section_chosen(body, TASK_SECTION, lambda lines: []))
+    left = max(room - others, RESUME_TASK_FLOOR)
+    body = section_chosen(body, TASK_SECTION, lambda lines: quotes_within(lines, left))
+    return opening + fit_sections(body, room, SECTION_WEIGHTS, around) + RESUME_CLOSE
 
 
 def related_section(root: str | os.PathLike[str]) -> str:
