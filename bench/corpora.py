@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deepmem.sessionio import read_session
 from deepmem.types import Message
+from deepmem.vault.sessionio import read_session
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SHARED = REPOSITORY.parent / "shared" / "corpus"
