@@ -2,9 +2,9 @@
 the first request last; where one does not fit, the user's own words, then the lines that name the work, then the
 rest, those that say the most first.
 
-What the user pasted (a fenced block, a log, a diff) is told from what they wrote by its lines' shape; of a paste only
-the lines that name the work are wanted (its error lines, the files its stack frames and a diff's headers name): the
-rest of a log is quoted only when the room is there anyway."""
+What the user pasted (a fenced block, a log, a diff) is told from what they wrote by its lines' shape; of a pasted log
+only the lines that name the work are wanted (its error lines, the files its stack frames name): the rest of a log is
+quoted only when the room is there anyway."""
 
 from __future__ import annotations
 
@@ -25,20 +25,21 @@ WORD = re.compile(r"[^\W\d_]{3,}")
 """A word of a request line (numbers left out), for telling whether the line says anything new."""
 CUT_NOTE = "the user's own words first, then those naming files, code, commands and steps"
 FENCE = re.compile(r"^\s*(?:```|~~~)")
-PASTED = re.compile(
+LOG_LINE = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[T ]|\[?\d\d:\d\d:\d\d|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b[\]:]?"
-    r"|at [\w$.<>]+\(|File \"[^\"]+\", line \d|[+-](?![+-]{2}\s)|@@ |diff --git |index [0-9a-f]+\.\.|[|│├└─]"
-    r"|\S+:\d+:(?:\d+:)? |\$ )|^(?: {4}|\t)")
-"""A line of something pasted rather than written: a log's (a timestamp, a level, a stack frame, `file:line:`), a diff's,
-a table's or a terminal's, or one indented as code."""
+    r"|at [\w$.<>]+\(|File \"[^\"]+\", line \d|\S+:\d+:(?:\d+:)? )")
+"""A line of a pasted log: a timestamp, a level, a stack frame, `file:line:`."""
+PASTED = re.compile(r"^\s*(?:[+-](?![+-]{2}\s)|@@ |diff --git |index [0-9a-f]+\.\.|[|│├└─]|\$ )|^(?: {4}|\t)")
+"""A line of something else pasted rather than written: a diff's, a table's or a terminal's, or one indented as
+code."""
 PASTE_HEADER = re.compile(r"^(?:diff --git |--- |\+\+\+ |@@ .*@@)|(?i:\b(?:error|exception|fail(?:ed|ure)?|panic|fatal"
                           r"|traceback|denied|refused|not found|cannot|undefined)\b|[a-z](?:Error|Exception)\b)")
 """A pasted line the work goes on with: a diff's file or hunk header, a log's error line (a pasted line that names a
 file, a stack frame's, is one too)."""
 LETTER = re.compile(r"[^\W\d_]")
-OWN_WORDS, NAMES_THE_WORK, THE_REST = range(3)
+OWN_WORDS, NAMES_THE_WORK, PASTED_TEXT, LOG = range(4)
 """What a request line is, in the order it is quoted: the user's own words, a line that names files, code, commands,
-steps (or a pasted error line, a diff header), the rest of what was pasted."""
+steps (or a pasted error line, a diff header), the rest of what was pasted (code, a diff), the rest of a log."""
 
 
 def request_lines(progress: Progress, budget: int) -> list[str]:
@@ -97,14 +98,16 @@ def budgeted_quotes(requests: list[Request], budget: int) -> list[tuple[list[str
     return quotes
 
 
-def ranked_quote(lines: list[str], budget: int, said: set[str]) -> list[str]:
+def ranked_quote(lines: list[str], budget: int, said: set[str], work_first: bool = False) -> list[str]:
     """The lines that say something not in `said` (which grows by their terms) as `> ` quotes within `budget`
     tokens, in their own order. When the budget binds, the user's own words are kept first, then the lines that
     name files, code, commands and numbered steps, then the others (`line_kinds`); among those, the ones that say the
-    most per token, and the first line that does not fit is cut to the room left."""
+    most per token, and the first line that does not fit is cut to the room left. `work_first` puts every line that
+    names files, code, commands or steps before the others."""
     costs = [tokens_for_cap(QUOTE + line + "\n") for line in lines]
     kinds = line_kinds(lines)
-    ranked = sorted(range(len(lines)), key=lambda i: (kinds[i], -len(terms(lines[i]) - said) / costs[i], i))
+    ranked = sorted(range(len(lines)), key=lambda i: (work_first and NAMES_WORK.search(lines[i]) is None, kinds[i],
+                                                      -len(terms(lines[i]) - said) / costs[i], i))
     kept: dict[int, str] = {}
     room = budget
     for i in ranked:
@@ -126,17 +129,20 @@ def terms(line: str) -> set[str]:
 
 
 def line_kinds(lines: list[str]) -> list[int]:
-    """What each line of a request is: OWN_WORDS, NAMES_THE_WORK or THE_REST."""
+    """What each line of a request is: OWN_WORDS, NAMES_THE_WORK, PASTED_TEXT or LOG."""
     kinds = []
     fenced = False
     for line in lines:
         fence = FENCE.match(line) is not None
-        pasted = fenced or fence or PASTED.match(line) is not None or not written(line)
+        log = LOG_LINE.match(line) is not None
+        pasted = fenced or fence or log or PASTED.match(line) is not None or not written(line)
         fenced ^= fence
-        if pasted:
-            kinds.append(NAMES_THE_WORK if not fence and (PASTE_HEADER.search(line) or PATH.search(line)) else THE_REST)
-        else:
+        if not pasted:
             kinds.append(OWN_WORDS)
+        elif not fence and (PASTE_HEADER.search(line) or PATH.search(line)):
+            kinds.append(NAMES_THE_WORK)
+        else:
+            kinds.append(LOG if log else PASTED_TEXT)
     return kinds
 
 
@@ -147,16 +153,17 @@ def written(line: str) -> bool:
 
 
 def wanted_tokens(text: str) -> int:
-    """The tokens of a request's lines worth quoting whole: the user's own words and the lines that name the work
-    (not the rest of what was pasted), each line once."""
+    """The tokens of a request's lines worth quoting whole: all but the lines of a pasted log that are no error and
+    name no file, each line once."""
     lines = list(dict.fromkeys(line for line in text.splitlines() if line.strip()))
     return sum(tokens_for_cap(QUOTE + line + "\n") for line, kind in zip(lines, line_kinds(lines), strict=True)
-               if kind != THE_REST)
+               if kind != LOG)
 
 
 def quotes_within(lines: list[str], room: int) -> list[str]:
     """A quoting section's lines within `room` tokens: every line that labels a request, and of each request's quote
-    lines, the newest request's first, those `ranked_quote` keeps first."""
+    lines, the newest request's first, those `ranked_quote` keeps first when the lines naming the work go first (a
+    resume block cut short keeps the files and commands a request names)."""
     groups: list[tuple[str, list[str]]] = []
     for line in lines:
         if line.startswith(QUOTE) and groups:
@@ -167,7 +174,7 @@ def quotes_within(lines: list[str], room: int) -> list[str]:
     said: set[str] = set()
     kept: list[str] = []
     for label, quotes in groups:
-        quoted = ranked_quote(quotes, max(room, 0), said) if quotes else []
+        quoted = ranked_quote(quotes, max(room, 0), said, work_first=True) if quotes else []
         room -= sum(tokens_for_cap(line + "\n") for line in quoted)
         kept += [label, *quoted]
     return kept
