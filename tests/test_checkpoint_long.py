@@ -95,6 +95,8 @@ def test_files_read_and_not_changed_on_one_line_grouped_by_folder(tmp_path: Path
     old = [assistant(call("read", filePath=f"{ROOT}/pkg/util/u{n}.go")) for n in range(6)]
     messages = [user("Look at pkg/util/u3.go first"), *old,
                 assistant(call("grep", "pkg/util/u5.go:1: x", pattern="x", path="pkg/util/u5.go")),
+                assistant(call("grep", "Found 2 files\n/repo/lib/found.go\n/repo/cmd/main.go", pattern="Load")),
+                assistant(call("glob", "/repo/lib/found.go\n/repo/lib/once.go", pattern="lib/*.go")),
                 assistant(call("read", filePath=f"{ROOT}/pkg/util/u2.go")),
                 assistant(call("bash", "ok", 0, command="cat pkg/util/u1.go 2>/dev/null")),
                 assistant(call("edit", filePath=f"{ROOT}/cmd/main.go", oldString="a", newString="u4.Load()")),
@@ -106,7 +108,9 @@ def test_files_read_and_not_changed_on_one_line_grouped_by_folder(tmp_path: Path
     assert looked["pkg/util/u3.go"].named and looked["pkg/util/u2.go"].times == 2 and looked["pkg/util/u5.go"].times == 2
     ranked = [f.path for f in extract(messages).looked]
     assert set(ranked[:3]) == {"pkg/util/u2.go", "pkg/util/u3.go", "pkg/util/u5.go"}, "used again, named: first"
+    assert ranked[-2:] == ["lib/found.go", "lib/once.go"], "then what searches found, the most found first"
+    assert looked["lib/found.go"].found == 2 and looked["lib/found.go"].times == 0
     markdown = checkpoint_of(messages, tmp_path)
     line = next(line for line in checkpoint_sections(markdown)["Critical context"] if line.startswith("also read"))
-    assert "pkg/util/{" in line and "u3.go" in line and line.count("/{") <= 2
+    assert "pkg/util/{" in line and "u3.go" in line and "lib/{found.go, once.go}" in line and line.count("/{") <= 3
     assert by_folder(["a/x.go", "b/y.go", "a/z.go", "top.md"]) == "a/{x.go, z.go}; b/{y.go}; top.md"

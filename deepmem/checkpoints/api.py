@@ -28,6 +28,7 @@ from deepmem.checkpoints.store import (
 )
 from deepmem.extractors import Findings, extract
 from deepmem.extractors.calls import exit_code
+from deepmem.extractors.looked import SEARCH_TOOLS
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
@@ -59,6 +60,8 @@ CONTINUATION_OPEN = (
 )
 QUIET_OUTPUT_CHARS = 200
 """What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
+SEARCH_OUTPUT_CHARS = 2_000
+"""What they keep of a search's (`grep`, `glob`): the files it found, a few dozen paths (`deepmem.extractors.looked`)."""
 
 
 def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -125,14 +128,16 @@ def extraction_view(messages: object, redactor: Redactor) -> object:
 
 
 def quiet_output_cut(part: object) -> object:
-    """A tool part whose call completed without a failing exit, its output cut to its head; any other part as it is."""
+    """A tool part whose call completed without a failing exit, its output cut to its head (a search's to the files it
+    found); any other part as it is."""
     state = part.get("state") if isinstance(part, dict) and part.get("type") == "tool" else None
     if not isinstance(state, dict) or state.get("status") != "completed" or not isinstance(state.get("output"), str):
         return part
     output = state["output"]
-    if exit_code(state, output) or len(output) <= QUIET_OUTPUT_CHARS:
+    keep = SEARCH_OUTPUT_CHARS if part.get("tool") in SEARCH_TOOLS else QUIET_OUTPUT_CHARS
+    if exit_code(state, output) or len(output) <= keep:
         return part
-    return {**part, "state": {**state, "output": output[:QUIET_OUTPUT_CHARS]}}
+    return {**part, "state": {**state, "output": output[:keep]}}
 
 
 def findings_for(messages: object) -> Findings:

@@ -42,6 +42,8 @@ needs what is open more than what was settled."""
 MAX_TEXT = 300
 MAX_LOOKED = 4
 """The files read and not changed named on one line beside those in hand."""
+MAX_FOUND = 3
+"""The files searches found, never read nor changed, named after them."""
 CHECKPOINT_TOKENS = 1_500
 """checkpoint.md's cap in the model's own tokens: what does not fit is cut by section shares (`SECTION_WEIGHTS`)."""
 LONG_REQUEST_TOKENS = 1_500
@@ -150,12 +152,13 @@ def context_lines(findings: Findings, quoted_requests: str) -> list[str]:
     shown = set(CODE_NAME.findall(quoted_requests))
     loose = [name for name, where in context.names if where not in changed and name not in shown]
     in_hand = {r.path for r in context.reads}
-    looked = [f.path for f in findings.looked if f.path not in in_hand][:MAX_LOOKED]
+    looked = [f.path for f in findings.looked if f.path not in in_hand and f.times][:MAX_LOOKED]
+    looked += [f.path for f in findings.looked if not f.times][:MAX_FOUND]
     return [
         *(f"- read `{r.path}` ×{r.times}, last at step {r.last_step}" + (", named in a request or todo" if r.named else "")
           for r in context.reads),
         *(f"- command `{clip(command)}` ×{count}" for command, count in context.commands),
-        *([f"- also read, the most used first: {by_folder(looked)}"] if looked else []),
+        *([f"- also read, the most used first, then found by searches: {by_folder(looked)}"] if looked else []),
         *(["- code names: " + ", ".join(f"`{name}`" for name in loose)] if loose else []),
     ]
 
