@@ -114,3 +114,14 @@ def test_files_read_and_not_changed_on_one_line_grouped_by_folder(tmp_path: Path
     line = next(line for line in checkpoint_sections(markdown)["Critical context"] if line.startswith("also read"))
     assert "pkg/util/{" in line and "u3.go" in line and "lib/{found.go, once.go}" in line and line.count("/{") <= 3
     assert by_folder(["a/x.go", "b/y.go", "a/z.go", "top.md"]) == "a/{x.go, z.go}; b/{y.go}; top.md"
+
+
+def test_what_the_agent_writes_into_a_user_message_is_no_request(tmp_path: Path) -> None:
+    """A background task's notification (Claude Code) and the instructions blocks (Codex) come as user messages."""
+    notification = ("<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<result>"
+                    + "The review found nothing. " * 200 + "</result>\n</task-notification>")
+    codex = "<permissions instructions>\nApproval policy is never.\n</permissions instructions>"
+    markdown = checkpoint_of([user(codex), user("Make the parser accept comments"),
+                              assistant(call("read", filePath=f"{ROOT}/cmd/parse.go")), user(notification)], tmp_path)
+    assert "- newest request (step 0):\n> Make the parser accept comments\n" in markdown
+    assert "Approval policy" not in markdown and "review found nothing" not in markdown

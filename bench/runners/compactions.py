@@ -30,7 +30,8 @@ The categories:
   C reads, changes or searches (the same file by its path's end).
 
 A request is a user-typed text that is not the compaction summary and not one of the
-wrappers Claude Code writes around its own commands (`<command-name>`, `<local-command-stdout>`).
+wrappers the agent writes into a user message (`<command-name>`, `<local-command-stdout>`, a background
+task's `<task-notification>`, Codex's `<permissions instructions>`: `deepmem.extractors.requests.WRAPPERS`).
 Split points after long requests: real compactions after a long request are few, long requests
 are not. Every session of the corpus (each segment of a compacted one too) is also split just
 after each user request of more than `SPLIT_WORDS` words (a CJK character counts as a word):
@@ -63,6 +64,7 @@ from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.extractors.calls import Timeline, build_timeline
 from deepmem.extractors.files import calls_touching, project_path
+from deepmem.extractors.requests import WRAPPERS
 from deepmem.history import visible_text
 from deepmem.project.config import memory_dir
 from deepmem.project.folder import Project
@@ -74,7 +76,6 @@ from deepmem.types import Message
 SEGMENT = re.compile(r"^(?P<base>.+?)-c(?P<n>\d+)\.json$")
 FIRST_STEPS = 30
 LAST_REQUESTS = 3
-WRAPPERS = re.compile(r"<(command-name|command-message|local-command-stdout|local-command-caveat|system-reminder)>.*?</\1>", re.S)
 TAG = re.compile(r"</?[\w-]+>")
 SUMMARY_OPENING = "This session is being continued from a previous conversation"
 WORD = re.compile(r"[^\W\d_][\w'-]*")
