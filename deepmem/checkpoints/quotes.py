@@ -102,11 +102,12 @@ def ranked_quote(lines: list[str], budget: int, said: set[str], work_first: bool
     """The lines that say something not in `said` (which grows by their terms) as `> ` quotes within `budget`
     tokens, in their own order. When the budget binds, the user's own words are kept first, then the lines that
     name files, code, commands and numbered steps, then the others (`line_kinds`); among those, the ones that say the
-    most per token, and the first line that does not fit is cut to the room left. `work_first` puts every line that
-    names files, code, commands or steps before the others."""
+    most per token, and the first line that does not fit is cut to the room left. `work_first` puts the lines that
+    name files, then those that name code, commands or steps, before the others."""
     costs = [tokens_for_cap(QUOTE + line + "\n") for line in lines]
     kinds = line_kinds(lines)
-    ranked = sorted(range(len(lines)), key=lambda i: (work_first and NAMES_WORK.search(lines[i]) is None, kinds[i],
+    ranked = sorted(range(len(lines)), key=lambda i: (work_first and PATH.search(lines[i]) is None,
+                                                      work_first and NAMES_WORK.search(lines[i]) is None, kinds[i],
                                                       -len(terms(lines[i]) - said) / costs[i], i))
     kept: dict[int, str] = {}
     room = budget
