@@ -102,7 +102,7 @@ def replay_corpus(
             warnings.append(str(exc))
             continue
         setup = session_setup(path, messages, frame, additions, counter)
-        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour)
+        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour, setup.frame)
         players, skipped = make_contenders(names, session)
         meters = replay_session(messages, players, counter, setup.frame, setup.one_hour)
         for player in players:
