@@ -31,6 +31,7 @@ def test_the_rows_add_up_to_the_replays_message_tokens() -> None:
     alone = replay_session(messages, players, TokenCounter())["deepmem@anthropic"]
     assert tally.total == meter.tokens == alone.tokens > 0
     old = [tokens for row, tokens in tally.rows.items() if row in OLD_ROWS and row != "shell_views"]
+    assert 0 < tally.rows["shell_views"] <= tally.rows["read_edited_since"] + tally.rows["read_latest"] + tally.rows["read_again_since"]
     assert sum(old) == tally.rows["old_whole"] == sum(tally.quotes.values()) > 0
     assert tally.rows["cut"] > 0 and tally.rows["recent_whole"] > 0
     assert tally.unmatched == 0
@@ -50,20 +51,23 @@ STORY = [
     tool(3, "edit", {"filePath": "a.py", "oldString": "    return compute_the_value()", "newString": "    return 1"}, "Edit applied."),
     tool(4, "read", {"filePath": "b.py"}, "1: something long enough here"),
     tool(5, "bash", {"command": "pytest -q tests"}, "3 passed"),
+    tool(6, "bash", {"command": "sed -n '1,2p' a.py"}, "def alpha_function_name():\n    return 1"),
 ]
 
 
 def test_a_views_row_follows_what_became_of_its_file() -> None:
     """A read edited later is superseded from the step after the edit; a file read again, by the
-    later read; the newest read of a file is the latest; an edit's quote is found at its step."""
+    later read; the newest view of a file (a read, or a shell command printing it) is the latest;
+    an edit's quote is found at its step."""
     results = session_results(STORY)
-    read_a, read_b, edit, read_b_again, run = (results[f"p{step}"] for step in range(1, 6))
-    assert (read_a.edited_at, read_a.quoted_at) == (3, (3,))
+    read_a, read_b, edit, read_b_again, run, sed_a = (results[f"p{step}"] for step in range(1, 7))
+    assert (read_a.edited_at, read_a.read_again_at, read_a.quoted_at) == (3, 6, (3,))
     assert (read_b.edited_at, read_b.read_again_at) == (None, 4)
     assert old_row(read_a, 3) == "read_latest"
     assert old_row(read_a, 20) == "read_edited_since"
     assert old_row(read_b, 20) == "read_again_since"
     assert old_row(read_b_again, 20) == "read_latest"
+    assert old_row(sed_a, 20) == "read_latest" and sed_a.group == "shell_view"
     assert old_row(edit, 20) == old_row(run, 20) == "edits_and_runs"
 
 

@@ -6,8 +6,9 @@ through `deepmem.replay.replay_session`. Each visible part of each request is co
 o200k tokens, as the replay's meter counts it, and put in one row: a tool part's input
 (with its label) apart from its result; a result sent as recorded is *whole* (also when only
 the host's system-reminder blocks were taken out of it), any other is *cut*; a whole result more than `RECENT_STEPS` steps old is split by what became of its
-file since (a read view of a file edited since, the latest read view of its file, a read
-view of a file read again since, an edit result or a shell run, another tool). The rows
+file since: a view of a file (a read, or a shell command printing it) edited since, shown
+again since, or the latest view of its file; an edit's result or another shell run; another
+tool's output. The rows
 add up to the replay's message tokens, to the token, or the run stops.
 
 An old whole result is *quoted* at a step when that step's tool inputs copy one of its lines
@@ -28,7 +29,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bench.contenders import Session, make_contenders
-from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, load_messages, session_paths
+from bench.corpora import (
+    add_corpus_arguments,
+    billed_at,
+    chosen_corpora,
+    corpus_name,
+    readable_sessions,
+    session_paths,
+)
 from bench.frames import Frame, corpus_additions, session_setup
 from bench.report import RESULTS, write_json
 from bench.tokens_o200k import TokenCounter
@@ -42,7 +50,7 @@ from deepmem.support import candidate_lines
 from deepmem.toolcalls.kinds import tool_row
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import touches
-from deepmem.types import InputError, Message, Part
+from deepmem.types import Message, Part
 
 RECENT_STEPS = 10
 """A result at most this many steps old is recent."""
@@ -53,11 +61,11 @@ HEAVIEST = 10
 
 ROWS = {
     "old_whole": f"tool outputs sent whole, older than {RECENT_STEPS} steps",
-    "read_edited_since": "· read views of a file edited since",
-    "read_latest": "· the latest read view of its file",
-    "read_again_since": "· read views of a file read again since",
-    "edits_and_runs": "· edit results and shell runs (views, tests)",
-    "shell_views": "·· of them, shell commands that print a file",
+    "read_edited_since": "· views of a file edited since",
+    "read_latest": "· the latest view of its file",
+    "read_again_since": "· views of a file shown again since",
+    "shell_views": "·· of these views, shell commands printing a file",
+    "edits_and_runs": "· edit results and other shell runs (tests, builds)",
     "other_tools": "· other tools (searches, tasks, skills, …)",
     "recent_whole": f"tool outputs sent whole, last {RECENT_STEPS} steps",
     "cut": "tool outputs already cut",
@@ -65,7 +73,9 @@ ROWS = {
     "text": "reasoning, assistant and user text, whispers",
 }
 """Row → its label; the rows not marked · add up to every message token sent."""
-OLD_ROWS = ("read_edited_since", "read_latest", "read_again_since", "edits_and_runs", "shell_views", "other_tools")
+OLD_ROWS = ("read_edited_since", "read_latest", "read_again_since", "shell_views", "edits_and_runs", "other_tools")
+VIEWS = frozenset({"read", "shell_view"})
+"""The groups that show a file."""
 QUOTES = {
     "soon": f"quoted again within {SOON_STEPS} steps",
     "later": f"quoted {SOON_STEPS} or more steps later",
@@ -97,9 +107,9 @@ class Result(NamedTuple):
     label: str
     """What it is, for the heaviest list: the tool and its file or command."""
     edited_at: int | None = None
-    """Step of the first later change to the file it reads (None: none, or not a read)."""
+    """Step of the first later change to the file it shows (None: none, or not a view)."""
     read_again_at: int | None = None
-    """Step of the first later read of the same file."""
+    """Step of the first later view of the same file."""
     quoted_at: tuple[int, ...] = ()
     """The steps whose tool inputs quote one of its lines, in order."""
 
@@ -143,7 +153,7 @@ def file_events(parts: list[tuple[int, Part]]) -> dict[str, list[Event]]:
 
 
 def later_events(events: dict[str, list[Event]], read: Event) -> tuple[int | None, int | None]:
-    """Steps of the first later change to the file a read shows, and of its first later read."""
+    """Steps of the first later change to the file a view shows, and of its first later view."""
     changed = again = None
     for event in events.get(file_name(read.path), ()):
         if event.position <= read.position or not same_file(event.path, read.path):
@@ -197,7 +207,7 @@ def session_results(messages: list[Message]) -> dict[str, Result]:
         tool = str(part.get("tool") or "")
         touched = touches(part)
         group = group_of(tool, bool(touched.reads))
-        shown = touched.reads[0] if group == "read" else None
+        shown = touched.reads[0] if group in VIEWS else None
         edited, again = later_events(events, Event(position, step, shown, False)) if shown else (None, None)
         label = f"{tool} {touched.command or shown or ' '.join(touched.changed)}".strip()[:100]
         bare = without_system_blocks(text)
@@ -207,7 +217,7 @@ def session_results(messages: list[Message]) -> dict[str, Result]:
 
 def old_row(result: Result, step: int) -> str:
     """The row of an old whole result at a step: what became of its file before that step."""
-    if result.group == "read":
+    if result.group in VIEWS:
         if result.edited_at is not None and result.edited_at < step:
             return "read_edited_since"
         if result.read_again_at is not None and result.read_again_at < step:
@@ -327,12 +337,7 @@ def compose_corpus(folder: Path, limit: int | None = None) -> dict:
     additions = corpus_additions(folder, name, False)
     total, metered, steps, warnings = Tally(), 0, 0, []
     paths = session_paths(folder, limit)
-    for number, path in enumerate(paths, 1):
-        try:
-            messages = load_messages(path)
-        except InputError as exc:
-            warnings.append(str(exc))
-            continue
+    for number, (path, messages) in enumerate(readable_sessions(paths, warnings), 1):
         tally, meter = compose_session(path, messages, counter, additions, billed_at(name))
         total.merge(tally)
         metered += meter.tokens
@@ -383,11 +388,10 @@ def format_composition(result: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Compose every corpus named (default: all), print the tables, write composition-<corpus>.json."""
     parser = argparse.ArgumentParser(prog="python -m bench.runners.composition", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
-    parser.add_argument("--sessions", type=int, help="only the first N sessions (by name) of each corpus")
+    add_corpus_arguments(parser)
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for composition-<corpus>.json")
     args = parser.parse_args(argv)
-    for folder in args.corpus or list(corpora().values()):
+    for folder in chosen_corpora(args):
         result = compose_corpus(folder, args.sessions)
         print(format_composition(result), end="")
         write_json(result, args.out / f"composition-{result['corpus']}.json")

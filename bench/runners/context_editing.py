@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, session_paths
+from bench.corpora import add_corpus_arguments, billed_at, chosen_corpora, corpus_name, session_paths
 from bench.frames import Frame, corpus_additions
 from bench.report import RESULTS, write_json
 from bench.runners.replay import MODELS, replay_corpus
@@ -69,13 +69,12 @@ def format_figures(name: str, figures: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Replay every corpus named (default: all), print the tables, write context-editing.json."""
     parser = argparse.ArgumentParser(prog="python -m bench.runners.context_editing", description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
-    parser.add_argument("--sessions", type=int, help="only the first N sessions (by name) of each corpus")
+    add_corpus_arguments(parser)
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for context-editing.json")
     args = parser.parse_args(argv)
     path = args.out / "context-editing.json"
     results = orjson.loads(path.read_bytes()) if path.exists() else {}
-    for folder in args.corpus or list(corpora().values()):
+    for folder in chosen_corpora(args):
         name = corpus_name(folder)
         results[name] = corpus_figures(folder, args.sessions)
         print(format_figures(name, results[name]), end="")
