@@ -7,8 +7,8 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
-from deepmem.sessionio import read_session
 from deepmem.types import InputError, Message
+from deepmem.vault.sessionio import read_session
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SHARED = REPOSITORY.parent / "shared" / "corpus"

@@ -15,8 +15,8 @@ from bench.runners.composition import (
     without_system_blocks,
 )
 from bench.tokens_o200k import TokenCounter
-from deepmem.prices import FAMILIES
-from deepmem.replay import replay_session
+from deepmem.bill.prices import FAMILIES
+from deepmem.replay.loop import replay_session
 
 from .conftest import FIXTURES
 

@@ -8,9 +8,9 @@ from bench.contenders import Session, make_contenders
 from bench.contenders.context_editing import CLEARED, ContextEditing, tool_results
 from bench.corpora import load_messages
 from bench.tokens_o200k import TokenCounter
-from deepmem.context import request_units
-from deepmem.prices import FAMILIES
-from deepmem.replay import Uncompressed, replay_session, session_steps
+from deepmem.bill.prices import FAMILIES
+from deepmem.replay.loop import Uncompressed, replay_session, session_steps
+from deepmem.transform.context import request_units
 
 from .conftest import FIXTURES
 

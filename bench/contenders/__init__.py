@@ -19,9 +19,9 @@ from bench.contenders.hindsight import Hindsight
 from bench.contenders.masking import MaskOldOutputs
 from bench.contenders.opencode_prune import OpenCodePrune
 from bench.corpora import corpora
-from deepmem.additions import Additions
-from deepmem.prices import PriceModel, with_lifetime
-from deepmem.replay import Contender, Deepmem, Uncompressed
+from deepmem.bill.prices import PriceModel, with_lifetime
+from deepmem.replay.loop import Contender, Deepmem, Uncompressed
+from deepmem.transform.additions import Additions
 from deepmem.types import Message, Settings
 
 

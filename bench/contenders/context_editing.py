@@ -17,7 +17,7 @@ that result on, and the replay bills it so (`deepmem.accounting`).
 from __future__ import annotations
 
 from bench.tokens_o200k import TokenCounter
-from deepmem.context import request_units
+from deepmem.transform.context import request_units
 from deepmem.types import Message
 
 TRIGGER_TOKENS = 100_000

@@ -40,16 +40,16 @@ from bench.corpora import (
 from bench.frames import Frame, corpus_additions, session_setup
 from bench.report import RESULTS, write_json
 from bench.tokens_o200k import TokenCounter
-from deepmem.accounting import Meter
+from deepmem.bill.accounting import Meter
+from deepmem.bill.prices import FAMILIES
 from deepmem.compressors.system_blocks import BLOCK
-from deepmem.context import part_unit
 from deepmem.history import message_steps, step_indexes
-from deepmem.prices import FAMILIES
-from deepmem.replay import Contender, replay_session
-from deepmem.support import candidate_lines
+from deepmem.replay.loop import Contender, replay_session
+from deepmem.replay.support import candidate_lines
 from deepmem.toolcalls.kinds import tool_row
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import touches
+from deepmem.transform.context import part_unit
 from deepmem.types import Message, Part
 
 RECENT_STEPS = 10

@@ -36,9 +36,9 @@ from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of,
 from bench.report import RESULTS, draw_chart, draw_sessions, format_sessions, format_totals, write_json
 from bench.runners.latency import format_latency, measure_latency
 from bench.tokens_o200k import TokenCounter
-from deepmem.accounting import Meter, ratios, session_spread
-from deepmem.prices import FAMILIES, REPORTED, PriceModel
-from deepmem.replay import replay_session
+from deepmem.bill.accounting import Meter, ratios, session_spread
+from deepmem.bill.prices import FAMILIES, REPORTED, PriceModel
+from deepmem.replay.loop import replay_session
 from deepmem.types import Settings
 
 REPLAYED = [
@@ -70,7 +70,7 @@ def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[st
 
 def corpus_spread(sessions: list[dict], models: list[PriceModel]) -> dict[str, dict[str, dict]]:
     """Price model → contender → the spread of its sessions' whole-request cost ratios
-    (median, costlier than none, worst; `deepmem.accounting.Spread`)."""
+    (median, costlier than none, worst; `deepmem.bill.accounting.Spread`)."""
     if not sessions:
         return {}
     return {

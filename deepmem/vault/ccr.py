@@ -3,7 +3,7 @@
 Hot entries live in a bounded in-memory LRU. With a root, every entry is also written to
 `.deep-memory/ccr/<2 hex>/<key>` (content-addressed, so concurrent writers are harmless);
 the folder is kept under a byte cap by evicting the least recently used files. The disk
-copy is the exact original, sealed (see `deepmem.sealed`): it restores byte for byte after a
+copy is the exact original, sealed (see `deepmem.vault.sealed`): it restores byte for byte after a
 restart on this machine, and a copied `.deep-memory/` shows none of it. A file that cannot be
 unsealed (no key, another key, altered bytes) raises SealError: the marker stays.
 """
@@ -16,12 +16,11 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from deepmem.config import memory_dir
 from deepmem.lru import LRU
 from deepmem.markers import KEY_CHARS, SHOWN_KEY_CHARS
-from deepmem.sealed import SealError, read_sealed
 from deepmem.types import InputError, Original, Settings, UnknownKeyError
-from deepmem.writer import write_private
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.writer import write_private
 
 HEX = re.compile(r"[0-9a-f]+")
 log = logging.getLogger("deepmem.ccr")
@@ -30,9 +29,10 @@ log = logging.getLogger("deepmem.ccr")
 class CCRStore:
     """Originals by key: an LRU in memory, backed by a size-capped folder on disk."""
 
-    def __init__(self, root: str | os.PathLike[str] | None, settings: Settings | None = None):
-        """The store under `root` (in memory only when None), sized by `settings` (the defaults when None)."""
-        self.folder = memory_dir(root) / "ccr" if root is not None else None
+    def __init__(self, folder: str | os.PathLike[str] | None, settings: Settings | None = None):
+        """The store in `folder` (in memory only when None; a project's is `config.ccr_folder`),
+        sized by `settings` (the defaults when None)."""
+        self.folder = Path(folder) if folder is not None else None
         settings = settings or Settings()
         self.disk_bytes = settings.ccr_disk_bytes
         self._hot = LRU(settings.ccr_memory_entries)

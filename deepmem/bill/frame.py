@@ -2,10 +2,10 @@
 
 The provider bills the whole request. Before the messages come the system prompt and the
 tool definitions: OpenCode's own, a user's own (AGENTS.md, MCP tools: `[cost]
-frame_tokens`) and deepmem's (`deepmem.additions`: its tool schemas, and its memory and
+frame_tokens`) and deepmem's (`deepmem.transform.additions`: its tool schemas, and its memory and
 resume blocks joined to the system prompt). All of it sits before OpenCode's system mark,
 so it is written when the cache is cold and read at every other request;
-`deepmem.accounting.Meter` bills it that way.
+`deepmem.bill.accounting.Meter` bills it that way.
 """
 
 from __future__ import annotations

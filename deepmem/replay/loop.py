@@ -4,7 +4,7 @@ Every assistant message is one step; the history before it is what OpenCode sent
 contender turns that history into what it would send; the request's visible units are
 counted (by whichever counter the caller trusts), compared with the contender's previous
 request for the prompt cache, and billed after the pause its timestamps show. The lines
-the step quotes from earlier tool output (`deepmem.support`) measure support, and what
+the step quotes from earlier tool output (`deepmem.replay.support`) measure support, and what
 re-reading those out of view would cost. `deepmem audit`, `python -m bench`,
 `python -m bench.runners.replay` and the byte check all step sessions through here.
 
@@ -23,14 +23,14 @@ from typing import Protocol
 
 import msgspec
 
-from deepmem.accounting import Meter
-from deepmem.additions import Additions, passed_ids
-from deepmem.context import request_units
+from deepmem.bill.accounting import Meter
+from deepmem.bill.prices import PriceModel
 from deepmem.history import message_steps, step_indexes
-from deepmem.jumps import request_pauses, request_times
-from deepmem.plan import TransformPlan, apply_transform, plan_transform
-from deepmem.prices import PriceModel
-from deepmem.support import quoted_lines
+from deepmem.replay.support import quoted_lines
+from deepmem.transform.additions import Additions, passed_ids
+from deepmem.transform.context import request_units
+from deepmem.transform.jumps import request_pauses, request_times
+from deepmem.transform.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.types import Message, Settings, Tier
 
 
@@ -166,6 +166,13 @@ def replay_session(
             missing = [line for line in quoted if line not in seen]
             recovery = reread_tokens(step.history, missing, counter) if missing else 0
             meters[contender.name].add(
-                units, counter.count_many(units), quoted, step.pause_ms, recovery, marks, frame + contender.frame
+                units,
+                counter.count_many(units),
+                len(quoted),
+                len(quoted) - len(missing),
+                step.pause_ms,
+                recovery,
+                marks,
+                frame + contender.frame,
             )
     return meters

@@ -16,7 +16,7 @@ A view leaves for good when the same range is read again or the newer views fill
 file's budget. Compressors keep working-set content whole, or far more of it, at every
 tier (`deepmem.compressors.working_outputs`); the rest is cut as before. A view that
 leaves the set after it became old is cut at the first jump where that pays
-(`deepmem.releases`).
+(`deepmem.transform.releases`).
 
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or an open item of the todo list
@@ -35,7 +35,7 @@ window, the most recently touched first; once a hot file's views in the set are 
 pages past the budget (reads whose range was not read again) come next while room remains, so
 that a page still in the set when it became old is not cut because the steps after read the
 next page: the agent pages through a file and then quotes every page in its edits. A view that
-stops being whole is cut like a view that left the set (`deepmem.releases`).
+stops being whole is cut like a view that left the set (`deepmem.transform.releases`).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from typing import NamedTuple
 
 import orjson
 
+from deepmem.bill.prices import FAMILIES
 from deepmem.history import whole_view_tokens
-from deepmem.prices import FAMILIES
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, TODO_TOOLS, Touches

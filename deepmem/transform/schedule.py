@@ -1,10 +1,10 @@
 """What the schedule weighs, and where it puts the boundary: one layout per plan.
 
 `schedule_layout` is the one entry: it numbers the steps, finds the cold ones (a pause past
-the cache's lifetime, a new model) once, asks `deepmem.jumps` for the jumps the settings
+the cache's lifetime, a new model) once, asks `deepmem.transform.jumps` for the jumps the settings
 name (priced on `step_sizes`: per step, the history's tokens uncompressed and as its
 compressors would leave it, the views a jump keeps whole counted whole), and places the
-boundary. Probes and whole views are memoized in `deepmem.outcomes.CACHES`, so a new step
+boundary. Probes and whole views are memoized in `deepmem.transform.outcomes.CACHES`, so a new step
 weighs only its new messages.
 """
 
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import msgspec
 
-from deepmem.cache_mark import MarkPlaces
-from deepmem.facts import WholeViews
+from deepmem.bill.prices import PriceModel, resolve_prices, warn_once
 from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
-from deepmem.jumps import (
+from deepmem.transform.cache_mark import MarkPlaces
+from deepmem.transform.facts import WholeViews
+from deepmem.transform.jumps import (
     NO_FRAME,
     Bills,
     RequestFrame,
@@ -27,10 +28,9 @@ from deepmem.jumps import (
     running_bills,
     running_totals,
 )
-from deepmem.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
-from deepmem.prices import PriceModel, resolve_prices, warn_once
+from deepmem.transform.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
+from deepmem.transform.working_set import WorkingSetBuilder
 from deepmem.types import Facts, Message, Settings, Tier
-from deepmem.working_set import WorkingSetBuilder
 
 PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low", "medium", "high")}
 """Stand-in batches for estimating what a message would keep once old, before any facts."""
@@ -181,7 +181,7 @@ def rebases(
     facts and tier (stale reads, repeated calls, outputs that left the working set), not
     only the newly old steps. A request after a pause past the cache's lifetime or a model
     switch writes everything (read step 0); where the cache is read only at marks, every
-    jump writes what follows deepmem's mark (`deepmem.cache_mark`; everything without one).
+    jump writes what follows deepmem's mark (`deepmem.transform.cache_mark`; everything without one).
     A rebase that reaches as far back as an earlier one replaces it.
     """
     found: list[tuple[int, int]] = []

@@ -26,13 +26,13 @@ import msgspec
 
 from deepmem.compressors import file_reads, stale_reads, working_outputs
 from deepmem.history import Layout, tier_for
-from deepmem.jumps import boundary_at
 from deepmem.part_marks import AppendedMark, CompressedMark, part_mark
 from deepmem.phrasing import NUDGE_PATTERNS
 from deepmem.text.patterns import fold, lines_holding
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import by_file_name, file_name, same_file
 from deepmem.toolcalls.touches import shows, touches
+from deepmem.transform.jumps import boundary_at
 from deepmem.types import Message, Part, Settings
 
 NUDGE_PREFIX = "prt_deepmem_nudge_"

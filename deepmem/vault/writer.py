@@ -7,12 +7,12 @@
   secret past it, whatever the code that rendered it did.
 - **Private** files keep exact bytes for deepmem alone: CCR originals, raw transcripts, the
   request state a restarted engine reads back, the search index. They are sealed here
-  (`deepmem.sealed`), mode 0600.
+  (`deepmem.vault.sealed`), mode 0600.
 - **Given** bytes are written as they are: a file the user names (`deepmem compress -o`),
   the plugin files `deepmem init` installs, and markers deepmem itself composes.
 
-No other module opens a file for writing: `deepmem.disk` holds the crash-safe primitives and
-only this module (and `deepmem.sealed`, for the key it makes outside every project) calls
+No other module opens a file for writing: `deepmem.vault.disk` holds the crash-safe primitives and
+only this module (and `deepmem.vault.sealed`, for the key it makes outside every project) calls
 them; tests/test_layers.py walks the package for any other writer.
 """
 
@@ -27,9 +27,9 @@ from typing import Any
 
 import orjson
 
-from deepmem.disk import GITIGNORE, PRIVATE, PUBLIC, append_capped, atomic_write
-from deepmem.redact import Redactor
-from deepmem.sealed import MAGIC, seal
+from deepmem.vault.disk import GITIGNORE, PRIVATE, PUBLIC, append_capped, atomic_write
+from deepmem.vault.redact import Redactor
+from deepmem.vault.sealed import MAGIC, seal
 
 BUILT_IN = Redactor()
 """The built-in rules, for writers that hold no project (its `[security]` settings add to them)."""

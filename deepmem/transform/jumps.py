@@ -7,7 +7,7 @@ what the jump removed, at the cache-read price. A provider that reads a cached p
 only up to a marked place (`PriceModel.cached_at_marks`: Anthropic, where OpenCode marks
 the system prompt and the last two messages) finds no mark of OpenCode's before the change,
 so there the jump writes every message again from deepmem's own mark on (the last text of
-the answering model before the boundary, `deepmem.cache_mark`; from the start without
+the answering model before the boundary, `deepmem.transform.cache_mark`; from the start without
 one), the old steps after that mark too. The schedule jumps when
 
     Σ over the steps since the last jump of (what a jump would remove × read)  ≥  the jump request's extra cost
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from deepmem.prices import PriceModel
+from deepmem.bill.prices import PriceModel
 from deepmem.types import Message, Settings
 
 log = logging.getLogger("deepmem.jumps")
@@ -67,7 +67,7 @@ class Sizes(msgspec.Struct, frozen=True):
     """The request of step k finds no cached prefix (a pause past the lifetime, a new model)."""
     marked: tuple[int, ...] = ()
     """Per boundary k: the probed tokens before the cache mark a request places while k is the
-    boundary (`deepmem.cache_mark`), which a jump from k reads from the cache where the cache
+    boundary (`deepmem.transform.cache_mark`), which a jump from k reads from the cache where the cache
     is read only at marks; none when empty (no mark)."""
     tail_steps: int = 0
     """A jump to k is made at step k + tail_steps (see `marked_read`)."""

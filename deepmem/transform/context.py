@@ -10,8 +10,8 @@ each content block on its own).
 
 from __future__ import annotations
 
-from deepmem.cache_mark import carries_mark
 from deepmem.history import visible_text
+from deepmem.transform.cache_mark import carries_mark
 from deepmem.types import Message, Part
 
 VISIBLE_TYPES = frozenset({"text", "reasoning", "tool"})
@@ -38,7 +38,7 @@ def request_units(messages: list[Message]) -> tuple[list[str], tuple[int, ...]]:
     """The visible units of a history, and where a provider that reads its cache only at
     marks may read up to, as unit counts: the ends of its last two messages that show
     anything (OpenCode marks the last two messages of a request to Anthropic), and the end
-    of any part that carries a mark of its own (`deepmem.cache_mark`)."""
+    of any part that carries a mark of its own (`deepmem.transform.cache_mark`)."""
     units: list[str] = []
     ends: list[int] = []
     marked: list[int] = []
@@ -53,34 +53,3 @@ def request_units(messages: list[Message]) -> tuple[list[str], tuple[int, ...]]:
         if len(units) > before:
             ends.append(len(units))
     return units, tuple(sorted({*marked, *ends[-2:]}))
-
-
-def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:
-    """(whole units shared, characters shared, characters of the partly shared unit).
-
-    Characters count the newline-joined serialization, so the figure is the length of the
-    longest exact prefix of `previous` that `current` starts with.
-    """
-    shared = 0
-    chars = 0
-    for old, new in zip(previous, current, strict=False):
-        if old != new:
-            partial = _prefix_length(old, new)
-            return shared, chars + partial, partial
-        shared += 1
-        chars += len(old) + 1
-    if shared == len(previous):
-        chars -= 1 if previous else 0
-    return shared, chars, 0
-
-
-def _prefix_length(a: str, b: str) -> int:
-    """Length of the longest common prefix of two strings (binary search on slices)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low

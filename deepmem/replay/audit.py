@@ -3,25 +3,25 @@
 Every assistant message is one step; the history before it is what OpenCode sent. Each
 step's request is counted with deepmem's token estimate (no tokenizer is installed with
 the package) as visible units, with and without the transform at the given settings.
-Cost is given under each reported price model (`deepmem.prices.REPORTED`), with the
+Cost is given under each reported price model (`deepmem.bill.prices.REPORTED`), with the
 jumps scheduled for those prices, the cache warm between requests closer than its
 lifetime. Each request is billed whole: the frame before its messages (OpenCode's system
 prompt and tools, and the user's own, on both sides; deepmem's tool schemas and stable
-block on its side, `deepmem.frame`) and deepmem's nudges after them.
+block on its side, `deepmem.bill.frame`) and deepmem's nudges after them.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from deepmem.additions import Additions
-from deepmem.cache_mark import MARK_NAME
+from deepmem.bill.prices import FAMILIES, REPORTED
 from deepmem.history import visible_text
 from deepmem.part_marks import CompressedMark, part_mark
-from deepmem.plan import TransformPlan
-from deepmem.prices import FAMILIES, REPORTED
-from deepmem.replay import Deepmem, Uncompressed, replay_session
+from deepmem.replay.loop import Deepmem, Uncompressed, replay_session
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.additions import Additions
+from deepmem.transform.cache_mark import MARK_NAME
+from deepmem.transform.plan import TransformPlan
 from deepmem.types import Message, Settings
 
 
@@ -39,7 +39,7 @@ class SessionAudit(msgspec.Struct):
     """Estimated tokens of the last step's request."""
     final_with: int = 0
     cost_without: dict[str, float] = {}
-    """Warm-cache cost in dollars per price model (`deepmem.prices.REPORTED`)."""
+    """Warm-cache cost in dollars per price model (`deepmem.bill.prices.REPORTED`)."""
     cost_with: dict[str, float] = {}
     quoted_lines: int = 0
     """Lines the steps' tool inputs quote from earlier tool output, summed over steps."""

@@ -18,8 +18,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from deepmem.disk import PRIVATE, create_once
 from deepmem.types import DeepmemError
+from deepmem.vault.disk import PRIVATE, create_once
 
 MAGIC = b"\x00dmS1"
 ID_BYTES = 8

@@ -6,10 +6,10 @@ import os
 import time
 from pathlib import Path
 
-from deepmem.config import memory_dir
-from deepmem.disk import SEALED_MARK, TEMP_SUFFIX, locked
-from deepmem.sealed import PRIVATE_FILES
-from deepmem.writer import seal_plain_files, write_given
+from deepmem.project.config import memory_dir
+from deepmem.vault.disk import SEALED_MARK, TEMP_SUFFIX, locked
+from deepmem.vault.sealed import PRIVATE_FILES
+from deepmem.vault.writer import seal_plain_files, write_given
 
 UNCHECKED_TEMP_AGE = 60.0
 """A temp file whose writer cannot be checked (no pid in its name: older releases; or Windows, where

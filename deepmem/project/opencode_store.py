@@ -16,8 +16,8 @@ from pathlib import Path
 
 import msgspec
 
-from deepmem.sessionio import decode_object, read_session, validate_messages
 from deepmem.types import InputError, Message
+from deepmem.vault.sessionio import decode_object, read_session, validate_messages
 
 LATEST_KNOWN_MIGRATION = "20260622202450_simplify_session_input"
 """The newest migration of OpenCode 1.18.33's database."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import orjson
 
-from deepmem.ccr import CCRStore
 from deepmem.part_marks import AppendedMark, CompressedMark, part_mark
-from deepmem.sealed import SealError
 from deepmem.types import Message, UnknownKeyError
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sealed import SealError
 
 
 def restore_messages(messages: list[Message], store: CCRStore, unsealed: list[str] | None = None) -> list[Message]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from deepmem.context import context_units
 from deepmem.toolcalls.kinds import tool_input, tool_row
+from deepmem.transform.context import context_units
 from deepmem.types import Message, Part
 
 MIN_CHARS = 16
@@ -115,7 +115,7 @@ def step_support(
     raw_history: list[Message], compressed_history: list[Message], step_message: Message
 ) -> tuple[int, int]:
     """(quoted lines visible in the compressed history, quoted lines) for one step: the lines its
-    request shows (`deepmem.context.request_units`), as the replay's meters count them."""
+    request shows (`deepmem.transform.context.request_units`), as the replay's meters count them."""
     quoted = quoted_lines(raw_history, step_message)
     if not quoted:
         return 0, 0

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from deepmem.prices import FAMILIES, PriceModel, checked
+from deepmem.bill.prices import FAMILIES, PriceModel, checked
 from deepmem.types import ConfigError, Count, Settings
 
 PROJECT_SUBDIR_ENV = "DEEP_MEMORY_PROJECT_SUBDIR"
@@ -112,6 +112,11 @@ _reported: set[str] = set()
 def memory_dir(root: str | os.PathLike[str]) -> Path:
     """The project's `.deep-memory/` folder (its name can be changed by environment)."""
     return Path(root) / os.environ.get(PROJECT_SUBDIR_ENV, ".deep-memory")
+
+
+def ccr_folder(root: str | os.PathLike[str]) -> Path:
+    """Where the project's originals are kept: the folder handed to `deepmem.vault.ccr.CCRStore`."""
+    return memory_dir(root) / "ccr"
 
 
 def env_name(table: str, field: str) -> str:

@@ -12,8 +12,8 @@ from functools import lru_cache
 
 from deepmem.toolcalls.paths import by_file_name
 from deepmem.toolcalls.touches import touches
+from deepmem.transform.working_set import WorkingSetBuilder, input_signature, user_text
 from deepmem.types import Facts, Message, Part
-from deepmem.working_set import WorkingSetBuilder, input_signature, user_text
 
 NAMED_LINE = re.compile(r'(?m)File "([^"\n]+)", line (\d+)|^([\w./-]+\.\w+):(\d+)[:\s]')
 
@@ -127,7 +127,7 @@ class FactsBuilder(WorkingFold):
 
 class WholeViews:
     """For the schedule: per step k, the file views a boundary at k keeps whole
-    (`deepmem.working_set`), what a jump there leaves in place. Whole-ness is read `ahead`
+    (`deepmem.transform.working_set`), what a jump there leaves in place. Whole-ness is read `ahead`
     steps later, at the step that jumps to k. Folded message by message, and extended while
     later histories start with the same messages."""
 
@@ -167,7 +167,7 @@ class WholeViews:
         """Per step k = 0…steps: the tokens that keeping the views of steps ≤ k whole adds to the
         jump to k (`extra`: what one view adds to its message's probe, by message index and part id),
         a view that left its file's views by k left out (a jump keeps only views of the boundary's
-        working set whole, `deepmem.plan`)."""
+        working set whole, `deepmem.transform.plan`)."""
         seen = [*self.closed, self.views()]
         dropped = self.working_fold.working.dropped
 

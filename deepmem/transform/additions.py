@@ -10,11 +10,11 @@ deepmem adds to a session's requests, in the order a request carries them:
 - a whisper after a user message, when a memory clears the whisper's relevance bar, carried
   until a jump leaves that message behind the boundary (`passed_ids`; the first request's
   whisper is part of the opening that every jump reads, and stays);
-- a nudge after the last message, when the request's cuts pay for it (`deepmem.nudges`).
+- a nudge after the last message, when the request's cuts pay for it (`deepmem.transform.nudges`).
 
 The blocks in the system prompt are decided once, at the session's first request, and kept
 frozen: changing them later would rewrite the provider's cache. `Additions` is what the
-bill (`deepmem.replay`, `deepmem.audit`, `bench/frames.py`) reads of them; nudges ride in
+bill (`deepmem.replay.loop`, `deepmem.replay.audit`, `bench/frames.py`) reads of them; nudges ride in
 the messages, so the bill sees them there.
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from deepmem.cache_mark import opening_parts
 from deepmem.history import Layout, is_user_typed
+from deepmem.transform.cache_mark import opening_parts
 from deepmem.types import Message
 
 TOOL_TOKENS_LIMIT = 300
@@ -110,7 +110,7 @@ def passed_ids(messages: list[Message], shape: Layout) -> frozenset[str]:
     A whisper answers its user message; once a jump makes that message old, the jump rewrites
     what follows its first cut part anyway, so dropping the whisper there costs the cache
     nothing, and every later request is smaller by it (memory_search still finds its entries).
-    The whispers of the session's opening (`deepmem.cache_mark.opening_parts`) stay: every
+    The whispers of the session's opening (`deepmem.transform.cache_mark.opening_parts`) stay: every
     jump reads the opening from the cache, up to a request that writes everything anyway.
     """
     start = 0 if shape.rebased else opening_parts(messages)[0]

@@ -12,8 +12,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from deepmem.config import Config, read_config
-from deepmem.redact import Redactor
+from deepmem.project.config import Config, read_config
+from deepmem.vault.redact import Redactor
 
 
 class Project(os.PathLike):

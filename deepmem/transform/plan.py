@@ -1,9 +1,9 @@
 """The plan of one transform and its application: old parts frozen in batches, edits out.
 
 Pure except for the optional CCR store: the same messages and settings always give the
-same bytes. `plan_transform` lays the history out once (`deepmem.schedule`), freezes what
+same bytes. `plan_transform` lays the history out once (`deepmem.transform.schedule`), freezes what
 the parts of each batch may know (the history as it stood when they became old), takes
-each message's outcome (`deepmem.outcomes`) and gathers the edits, originals, stats and
+each message's outcome (`deepmem.transform.outcomes`) and gathers the edits, originals, stats and
 nudges. The batches are cached by a fingerprint of the old history, and the per-message
 results of each history's latest plan are kept, so the next step recomputes only the
 messages after the prefix the two share. A new step on a long history then costs one digest
@@ -22,13 +22,14 @@ from contextlib import contextmanager
 import msgspec
 import xxhash
 
-from deepmem.cache_mark import MARK_NAME, opening_parts, with_mark
-from deepmem.copied import CopiedLines, copied_lines
-from deepmem.facts import FactsBuilder, WorkingFold
+from deepmem.bill.prices import PriceModel
 from deepmem.history import Layout, tier_for
-from deepmem.jumps import NO_FRAME, Bills, RequestFrame
-from deepmem.nudges import Signals, nudge_parts
-from deepmem.outcomes import (
+from deepmem.transform.cache_mark import MARK_NAME, opening_parts, with_mark
+from deepmem.transform.copied import CopiedLines, copied_lines
+from deepmem.transform.facts import FactsBuilder, WorkingFold
+from deepmem.transform.jumps import NO_FRAME, Bills, RequestFrame
+from deepmem.transform.nudges import Signals, nudge_parts
+from deepmem.transform.outcomes import (
     CACHES,
     NEW_PARTS,
     Batch,
@@ -41,9 +42,8 @@ from deepmem.outcomes import (
     message_sizes,
     tally,
 )
-from deepmem.prices import PriceModel
-from deepmem.releases import Releases
-from deepmem.schedule import MessageTokens, schedule_layout, working_set_builder
+from deepmem.transform.releases import Releases
+from deepmem.transform.schedule import MessageTokens, schedule_layout, working_set_builder
 from deepmem.types import Message, Original, Part, Settings, Tier
 
 
@@ -75,7 +75,7 @@ class TransformPlan(msgspec.Struct, frozen=True):
     mark: tuple[int, int] | None = None
     """(message index, part index) of the part that carries deepmem's cache mark, if any."""
     bills: Bills | None = None
-    """The session's running bills at this step, with deepmem and without (`deepmem.jumps.Bills`)."""
+    """The session's running bills at this step, with deepmem and without (`deepmem.transform.jumps.Bills`)."""
 
 
 def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
@@ -103,7 +103,7 @@ class Frozen(msgspec.Struct, frozen=True):
     """Boundary → its Batch, for every boundary up to the current one."""
     releases: dict[int, tuple[tuple[str, int], ...]]
     """Message index → (part id, boundary) for each of its parts that was in the working set
-    when it became old, left it later, and is cut at that boundary's jump (`deepmem.releases`)."""
+    when it became old, left it later, and is cut at that boundary's jump (`deepmem.transform.releases`)."""
 
 
 def freeze_batches(

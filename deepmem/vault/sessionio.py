@@ -10,7 +10,7 @@ import msgspec
 import orjson
 
 from deepmem.types import InputError, Message, MessageView
-from deepmem.writer import write_given
+from deepmem.vault.writer import write_given
 
 
 class Session(msgspec.Struct):

@@ -2,8 +2,8 @@
 
 MEMORY.md, notes.md, checkpoint.md, history.md, archive.md, skills, the compaction log and
 the bridge log pass through a `Redactor` before they are written; the detectors are in
-`deepmem.secret_rules` (detect-secrets' plugins, then ours). Private files (CCR originals,
-raw transcripts) are never redacted: they keep their exact bytes, sealed (`deepmem.sealed`).
+`deepmem.vault.secret_rules` (detect-secrets' plugins, then ours). Private files (CCR originals,
+raw transcripts) are never redacted: they keep their exact bytes, sealed (`deepmem.vault.sealed`).
 What the model sees in the running session is not changed.
 """
 
@@ -13,7 +13,14 @@ import re
 from functools import cached_property, lru_cache
 from typing import Any
 
-from deepmem.secret_rules import FIRST_RULES, MIN_VALUE, OWN_RULES, Rule, detect_secrets_rules, secret_span
+from deepmem.vault.secret_rules import (
+    FIRST_RULES,
+    MIN_VALUE,
+    OWN_RULES,
+    Rule,
+    detect_secrets_rules,
+    secret_span,
+)
 
 MARK = "[REDACTED:{}]"
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")

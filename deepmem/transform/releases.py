@@ -5,7 +5,7 @@ leaves the working set later (its range read again, or newer views filled its fi
 budget), or stops being kept whole (its file untouched for a while), keeping it costs what its cut would save, at the read price, on every request;
 cutting it makes the next jump rewrite the old steps after it too. It is cut at the
 first jump where the requests since it left have paid for that rewrite
-(`deepmem.jumps.release_pays`). Everything is decided from the history up to each
+(`deepmem.transform.jumps.release_pays`). Everything is decided from the history up to each
 boundary, so replaying any later step finds the same releases.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from deepmem.jumps import release_pays
-from deepmem.prices import PriceModel
+from deepmem.bill.prices import PriceModel
+from deepmem.transform.jumps import release_pays
 
 
 class Releases:

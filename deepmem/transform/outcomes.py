@@ -7,8 +7,8 @@ The transform runs before every step, so its work is memoized: the outcome of ea
 is kept in a bounded cache keyed by the message's digest, its step, the fingerprint of the
 batch that froze its facts, the tier and the settings (`MessageKey`); the outcome of a part
 whose compressors read no facts is shared by every batch and by the schedule's probes. All
-the transform's memos, those of the schedule (`deepmem.schedule`) and of the plan
-(`deepmem.plan`) too, belong to `CACHES`; `CACHES.clear()` makes the next plan cold.
+the transform's memos, those of the schedule (`deepmem.transform.schedule`) and of the plan
+(`deepmem.transform.plan`) too, belong to `CACHES`; `CACHES.clear()` makes the next plan cold.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import xxhash
 from deepmem.compressors import FACT_FREE, REGISTRY, capture_compressors, compressors_for
 from deepmem.history import is_user_typed, visible_text
 from deepmem.lru import LRU
-from deepmem.nudges import Signals, is_nudge, message_signals
 from deepmem.part_marks import CompressedMark, mark_metadata
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.nudges import Signals, is_nudge, message_signals
 from deepmem.types import Context, Facts, Message, Original, Part, Settings, Tier, cache_key
 
 log = logging.getLogger("deepmem.outcomes")

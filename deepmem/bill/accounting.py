@@ -6,10 +6,10 @@ model: the repeated prefix at its cache-read price unless the pause outlived the
 the rest at its cache-write price. For a provider that reads its cache only at marks
 (`PriceModel.cached_at_marks`) the repeated prefix counts only up to the last of the
 previous request's marks it reaches: the ends of its last two messages, and a part that
-carries a mark of its own (`deepmem.cache_mark`).
+carries a mark of its own (`deepmem.transform.cache_mark`).
 
 The provider bills the whole request, not only its messages: before them come the system
-prompt and the tool definitions (`deepmem.frame`), which sit before the system mark, so
+prompt and the tool definitions (`deepmem.bill.frame`), which sit before the system mark, so
 they are written when the cache is cold and read at every other request. A meter keeps
 each request's frame apart, so a figure is given for the whole request and, beside it,
 for the messages alone.
@@ -23,9 +23,7 @@ from statistics import median
 
 import msgspec
 
-from deepmem.context import common_prefix_chars
-from deepmem.prices import FAMILIES, PriceModel, with_lifetime
-from deepmem.support import visible_count
+from deepmem.bill.prices import FAMILIES, PriceModel, with_lifetime
 
 DEFAULT_PRICES = FAMILIES["anthropic"]
 """The price model a figure is given in when none is named: Anthropic's (read 0.1×, write 1.25×)."""
@@ -67,7 +65,7 @@ class Meter(msgspec.Struct):
     """Per request: those of them the previous request carried the same (readable from the cache)."""
     one_hour: bool = False
     """The session's requests write 1-hour cache entries: billed at that price and lifetime where
-    the prices have them (`deepmem.prices.with_lifetime`)."""
+    the prices have them (`deepmem.bill.prices.with_lifetime`)."""
     request_one_hour: list[bool] = []
     """Per request: whether it writes 1-hour entries."""
     frame_tokens: int = 0
@@ -85,23 +83,23 @@ class Meter(msgspec.Struct):
         self,
         units: list[str],
         counts: list[int],
-        quoted: list[str] = (),
+        quoted: int = 0,
+        visible: int = 0,
         pause_ms: int = 0,
         recovery: int = 0,
         marks: tuple[int, ...] | None = None,
         frame: int = 0,
     ) -> None:
         """Account for one request given as visible units, their token counts, the lines that
-        the step produced from it quotes, the pause before it, what re-reading the quoted
+        the step produced from it quotes and those of them it shows (`deepmem.replay.support`), the pause before it, what re-reading the quoted
         lines it does not show would cost (tokens), its cache marks (unit counts; by
-        default its end alone, see `deepmem.context.request_units`) and the tokens of its
-        frame (`deepmem.frame`)."""
+        default its end alone, see `deepmem.transform.context.request_units`) and the tokens of its
+        frame (`deepmem.bill.frame`)."""
         if quoted:
-            visible = visible_count(quoted, "\n".join(units))
-            self.quoted += len(quoted)
+            self.quoted += quoted
             self.quoted_visible += visible
             self.quoting_steps += 1
-            self.supported_steps += visible == len(quoted)
+            self.supported_steps += visible == quoted
         total = sum(counts)
         shared, chars, partial = common_prefix_chars(self.previous_units, units)
         cached = float(sum(counts[:shared]))
@@ -224,3 +222,34 @@ def session_spread(ratios: Sequence[float]) -> Spread:
 
 def _ratio(part: float, whole: float) -> float:
     return part / whole if whole else 1.0
+
+
+def common_prefix_chars(previous: list[str], current: list[str]) -> tuple[int, int, int]:
+    """(whole units shared, characters shared, characters of the partly shared unit).
+
+    Characters count the newline-joined serialization, so the figure is the length of the
+    longest exact prefix of `previous` that `current` starts with.
+    """
+    shared = 0
+    chars = 0
+    for old, new in zip(previous, current, strict=False):
+        if old != new:
+            partial = _prefix_length(old, new)
+            return shared, chars + partial, partial
+        shared += 1
+        chars += len(old) + 1
+    if shared == len(previous):
+        chars -= 1 if previous else 0
+    return shared, chars, 0
+
+
+def _prefix_length(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings (binary search on slices)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

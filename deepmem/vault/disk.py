@@ -23,7 +23,7 @@ PUBLIC = 0o644
 PRIVATE = 0o600
 """Mode of files that may hold session content (raw transcripts, CCR originals, stats)."""
 SEALED_MARK = ".sealed-v1"
-"""Written once every private file of a memory folder is sealed (`deepmem.upkeep`): later starts skip the scan."""
+"""Written once every private file of a memory folder is sealed (`deepmem.project.upkeep`): later starts skip the scan."""
 GITIGNORE = f"""\
 # Written by `deepmem init`. MEMORY.md, notes.md and checkpoint.md are meant to be shared
 # through git; raw transcripts, CCR originals, indexes and logs stay local.
