@@ -33,6 +33,7 @@ COMPARED = [
     "opencode-prune-each-step",
     "mask-last-10-sliding",
     "mask-last-10-every-10",
+    "context-editing",
     "headroom",
     "deepmem",
     "deepmem-low",

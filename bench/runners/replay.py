@@ -31,7 +31,7 @@ from bench.contenders import (
     parse_names,
     register_fixed_point,
 )
-from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
+from bench.corpora import corpora, corpus_folder, corpus_name, readable_sessions, session_paths
 from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of, session_setup
 from bench.report import RESULTS, draw_chart, draw_sessions, format_sessions, format_totals, write_json
 from bench.runners.latency import format_latency, measure_latency
@@ -39,7 +39,7 @@ from bench.tokens_o200k import TokenCounter
 from deepmem.bill.accounting import Meter, ratios, session_spread
 from deepmem.bill.prices import FAMILIES, REPORTED, PriceModel
 from deepmem.replay.loop import replay_session
-from deepmem.types import InputError, Settings
+from deepmem.types import Settings
 
 REPLAYED = [
     "none",
@@ -95,14 +95,9 @@ def replay_corpus(
     skipped: dict[str, str] = {}
     warnings: list[str] = []
     longest: dict = {}
-    for number, path in enumerate(paths, 1):
-        try:
-            messages = load_messages(path)
-        except InputError as exc:
-            warnings.append(str(exc))
-            continue
+    for number, (path, messages) in enumerate(readable_sessions(paths, warnings), 1):
         setup = session_setup(path, messages, frame, additions, counter)
-        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour)
+        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour, setup.frame)
         players, skipped = make_contenders(names, session)
         meters = replay_session(messages, players, counter, setup.frame, setup.one_hour)
         for player in players:
