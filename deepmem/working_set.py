@@ -21,8 +21,12 @@ leaves the set after it became old is cut at the first jump where that pays
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or an open item of the todo list
 named it, by its name or by a code name (`humanModified`) that only it shows among the
-files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
-(a read, an edit, a naming). A file read once and not yet edited may be about to be: its
+files read; each of its views stays whole until `PriceModel.rent_steps` steps pass without a
+use of that view (`deepmem.view_uses`: a quote of its lines, a change of its file while it is
+the newest view of its path, a naming), and no longer once a later view shows it again or its
+file is deleted. An output nothing used for as long leaves the working set too, even while
+its file stays hot: a view other than the newest of its path, the newest once an edit changed
+lines it shows, the latest run of a repeated command. A file read once and not yet edited may be about to be: its
 view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
 whole file and copies its lines into the edits that follow, often several steps later; a
 view cut in the middle makes such an edit fail and the file be read again. The time comes
@@ -53,6 +57,7 @@ from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, TODO_TOOLS, Touches
 from deepmem.types import Message, Part, Settings
+from deepmem.view_uses import ViewUses
 
 VENDORED = re.compile(
     r"(?:^|/)(?:node_modules|site-packages|dist-packages|vendor|third_party|\.venv|venv|\.tox|"
@@ -169,6 +174,10 @@ class WorkingSetBuilder:
         """Command signature → part id of its latest run."""
         self.repeated: dict[str, str] = {}
         """The same, for commands run at least twice."""
+        self.runs: dict[str, str] = {}
+        """Tool and command line (the signature for other tools) → part id of its latest run."""
+        self.replaced: set[str] = set()
+        """Part ids of the runs a later run of the same command replaced."""
         self.files: dict[str, frozenset[str]] = {}
         """File name → part ids of its views in the working set, as of the last snapshot."""
         self.changed: set[str] = set()
@@ -192,6 +201,11 @@ class WorkingSetBuilder:
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
         self.dropped: dict[str, int] = {}
         """Part id → step at which a view left its file's views (its range read again, or past the budget)."""
+        self.uses = ViewUses()
+        """When each view and each command run was last used, and which views were superseded
+        (`deepmem.view_uses`)."""
+        self.idle: frozenset[str] = frozenset()
+        """Part ids of the outputs that left the working set unused, as of the last settle."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names: by their names, or by a code name
@@ -209,6 +223,9 @@ class WorkingSetBuilder:
                 self.count_sole(next(iter(holders)), 1)
         held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
         self.touch(names | held, self.step)
+        for name in names | held:
+            for view in self.reads.get(name, ()):
+                self.uses.use(view.part_id, self.step)
 
     def count_sole(self, name: str, change: int) -> None:
         """Count one more (+1) or one fewer (-1) code name that only files called `name` show."""
@@ -241,6 +258,9 @@ class WorkingSetBuilder:
         shown = [word for word in self.code_names if word in runs]
         for word in shown:
             self.add_holder(word, file_name(path))
+        earlier = {view.part_id: None for views in (self.pages, self.reads) for view in views.get(file_name(path), ())
+                   if same_file(view.path, path)}
+        self.uses.add_view(read.part_id, output, step, earlier)
         pages = self.pages.setdefault(file_name(path), [])
         pages[:] = [*(view for view in pages if not (same_file(view.path, path) and view.first_line == read.first_line)), read]
         views = self.reads.setdefault(file_name(path), [])
@@ -270,6 +290,9 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
+        latest = next((view for view in reversed(self.reads.get(file_name(path), ())) if same_file(view.path, path)), None)
+        if latest is not None:
+            self.uses.use(latest.part_id, self.step)
         self.touch((file_name(path),), self.step)
 
     def add_part(self, part: Part, signature: str | None, touched: Touches, index: int = 0, step: int = 0) -> None:
@@ -280,6 +303,12 @@ class WorkingSetBuilder:
         if part.get("tool") in TODO_TOOLS:
             self.add_named(open_todo_text(inputs))
         part_id = str(part.get("id", ""))
+        quoted = self.uses.quote(inputs, step)
+        if quoted and touched.changed:
+            self.uses.change(self.views_of(touched.changed, quoted), step)
+        gone = [change.path for change in touched.changes if change.action == "deleted"]
+        if gone and state.get("status") == "completed":
+            self.uses.supersede(self.views_of(gone), step)
         if touched.reads and state.get("status") == "completed":
             output = str(state.get("output") or "")
             self.add_read(View(touched.reads[0], touched.first_line, part_id, output), step)
@@ -288,8 +317,42 @@ class WorkingSetBuilder:
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             if signature in self.last_run:
+                if signature in self.repeated:
+                    self.left[self.repeated[signature]] = step
                 self.repeated[signature] = part_id
+            self.uses.add_view(part_id, str(state.get("output") or ""), step, ())
             self.last_run[signature] = part_id
+            command = f"{part.get('tool')}\x00{touched.command or signature}"
+            replaced = self.runs.get(command)
+            if replaced is not None:
+                self.replaced.add(replaced)
+            self.runs[command] = part_id
+
+    def views_of(self, paths: Iterable[str], among: set[str] | None = None) -> list[str]:
+        """Part ids of the views of files at these paths (only those `among` these, when given)."""
+        return [view.part_id for path in paths for view in self.pages.get(file_name(path), ())
+                if (among is None or view.part_id in among) and same_file(view.path, path)]
+
+    def latest_views(self) -> set[str]:
+        """Part ids of the newest view of each path."""
+        latest: dict[str, str] = {}
+        for views in self.reads.values():
+            for view in views:
+                latest[view.path] = view.part_id
+        return set(latest.values())
+
+    def live(self, part_id: str, wait: int) -> bool:
+        """Whether an output was used within the last `wait` steps and no later view superseded it."""
+        return part_id not in self.uses.superseded and not self.uses.idle(part_id, self.step - wait)
+
+    def unused(self) -> frozenset[str]:
+        """The working-set outputs nothing used for `hot` steps: views other than the newest of
+        their path, the newest ones an edit changed, and the latest runs of repeated commands."""
+        outputs = set(self.repeated.values())
+        for views in self.files.values():
+            outputs |= views & self.outputs.keys()
+        outputs -= self.latest_views() - self.uses.changed.keys()
+        return frozenset(part_id for part_id in outputs if not self.live(part_id, self.hot))
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
@@ -356,7 +419,10 @@ class WorkingSetBuilder:
         room = self.whole_budget
         for views in (self.files, self.page_views):
             for _, name in reversed(hot):
+                wait = self.hot if self.worked_on(name) else self.fresh
                 for part_id in sorted((views[name] & self.outputs.keys()) - whole):
+                    if not self.live(part_id, wait):
+                        continue
                     tokens = self.view_tokens(part_id, self.outputs[part_id])
                     if tokens <= room:
                         room -= tokens
@@ -364,6 +430,10 @@ class WorkingSetBuilder:
         for part_id in self.whole - whole:
             self.left[part_id] = self.step
         self.whole = frozenset(whole)
+        idle = self.unused()
+        for part_id in idle - self.idle:
+            self.left[part_id] = self.step
+        self.idle = idle
 
 
 def user_text(message: Message) -> str:
