@@ -4,10 +4,11 @@ fixtures, by name, or any folder of exported sessions by path; sessions loaded i
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from pathlib import Path
 
-from deepmem.sessionio import read_session
-from deepmem.types import Message
+from deepmem.types import InputError, Message
+from deepmem.vault.sessionio import read_session
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SHARED = REPOSITORY.parent / "shared" / "corpus"
@@ -56,3 +57,25 @@ def session_paths(folder: Path, limit: int | None = None) -> list[Path]:
 def load_messages(path: Path) -> list[Message]:
     """The messages of one exported session."""
     return read_session(str(path)).messages
+
+
+def readable_sessions(paths: list[Path], warnings: list[str]) -> Iterator[tuple[Path, list[Message]]]:
+    """Each session that reads, with its messages, in order; the one-line error of each that does not goes to `warnings`."""
+    for path in paths:
+        try:
+            messages = load_messages(path)
+        except InputError as exc:
+            warnings.append(str(exc))
+            continue
+        yield path, messages
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """--corpus (repeatable; every corpus when not given) and --sessions."""
+    parser.add_argument("--corpus", type=corpus_folder, action="append", help="a corpus name or a folder of exports (repeatable; default: every corpus)")
+    parser.add_argument("--sessions", type=int, help="only the first N sessions (by name) of each corpus")
+
+
+def chosen_corpora(args: argparse.Namespace) -> list[Path]:
+    """The corpora `--corpus` names, or every corpus."""
+    return args.corpus or list(corpora().values())

@@ -6,7 +6,7 @@
   tokens for a user's own (AGENTS.md, MCP tools). For a corpus that recorded its provider's
   usage (claude-entire), `--frame real` takes each session's own prefix from its first
   requests instead (`bench/usage.py`).
-- deepmem's own additions (`deepmem.additions`), on its side only: its tool schemas, as
+- deepmem's own additions (`deepmem.transform.additions`), on its side only: its tool schemas, as
   OpenCode sends a tool to the provider; and per session the memory block, the resume block
   (when the session's first request continues the latest checkpoint) and the whispers the
   bridge would give it, with memory built from the corpus's earlier sessions of the same repository, in the
@@ -35,10 +35,10 @@ from bench.corpora import REPOSITORY
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
 from bench.usage import one_hour_sessions, session_usage
-from deepmem.additions import Additions, first_request
-from deepmem.project import Project
-from deepmem.sessionio import read_session
-from deepmem.writer import write_given
+from deepmem.project.folder import Project
+from deepmem.transform.additions import Additions, first_request
+from deepmem.vault.sessionio import read_session
+from deepmem.vault.writer import write_given
 
 CAPTURED_REQUEST = REPOSITORY.parent / "shared" / "reference" / "opencode-1.18.33" / "provider-request.last.json"
 """A request OpenCode 1.18.33 sent, with its system prompt and its built-in tool definitions."""

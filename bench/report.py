@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepmem.sessionio import encode_json
-from deepmem.writer import write_given
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import write_given
 
 RESULTS = Path(__file__).resolve().parent / "results"
 """Where the current figures are kept."""

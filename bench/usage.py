@@ -23,9 +23,9 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from deepmem.context import context_units
-from deepmem.prices import PriceModel, with_lifetime
-from deepmem.replay import TokenCounter, session_steps
+from deepmem.bill.prices import PriceModel, with_lifetime
+from deepmem.replay.loop import TokenCounter, session_steps
+from deepmem.transform.context import context_units
 from deepmem.types import Message
 
 PREFIX_REQUESTS = 5

@@ -58,7 +58,7 @@ def is_stale(part: Part, ctx: Context) -> bool:
 
 
 def in_working_set(part: Part, ctx: Context) -> bool:
-    """An output the agent is still working on (`deepmem.working_set`)."""
+    """An output the agent is still working on (`deepmem.transform.working_set`)."""
     return str(part.get("id", "")) in ctx.facts.working_set
 
 

@@ -2,7 +2,7 @@
 
 Every string field of the input (and of the dicts in its lists, e.g. multiedit's `edits`)
 longer than the tier's limit is shortened with a gap marker; the input keeps its keys.
-The lines it copies from earlier outputs (`deepmem.copied`) stay too, up to `COPIED_KEEP`:
+The lines it copies from earlier outputs (`deepmem.transform.copied`) stay too, up to `COPIED_KEEP`:
 project code the agent pasted into a script, which its next scripts paste again long after
 the output it came from was cut.
 

@@ -3,7 +3,7 @@
 A view of a file being worked on (`Facts.whole_views`) stays whole at every tier, as the
 agent first saw it (a view over the capture cap keeps its capture-time trim, so it reads
 the same young and old). Any
-other working-set output (see `deepmem.working_set`) up to `WHOLE_TOKENS` stays whole; a
+other working-set output (see `deepmem.transform.working_set`) up to `WHOLE_TOKENS` stays whole; a
 larger one keeps as many head lines as fit in `HEAD_TOKENS`, its key lines
 (definitions and lines named by errors for a read; errors and failing tests for a
 command) and its tail.

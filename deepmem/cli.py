@@ -8,8 +8,8 @@ import sys
 
 from deepmem import __version__
 from deepmem.checkpoints.slash import SLASH_COMMANDS
-from deepmem.config import check_config
-from deepmem.project import Project
+from deepmem.project.config import check_config
+from deepmem.project.folder import Project
 from deepmem.types import DeepmemError
 
 COMMAND_MODULES = (

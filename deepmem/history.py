@@ -130,7 +130,7 @@ WHOLE_VIEWS_SHARE = 4
 
 
 def whole_view_tokens(settings: Settings) -> int:
-    """Tokens the file views kept whole may take together (`deepmem.working_set`): a share of
+    """Tokens the file views kept whole may take together (`deepmem.transform.working_set`): a share of
     the window, or when it is unknown, of the history size at which pressure is highest."""
     return (settings.context_window or settings.tier_high_tokens) // WHOLE_VIEWS_SHARE
 

@@ -1,6 +1,6 @@
 """The one bounded in-memory cache: a mapping that forgets its least recently used entry.
 
-The transform's memos (`deepmem.outcomes.Caches`) and CCR's hot originals both use it.
+The transform's memos (`deepmem.transform.outcomes.Caches`) and CCR's hot originals both use it.
 """
 
 from __future__ import annotations

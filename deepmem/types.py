@@ -81,7 +81,7 @@ class Facts(msgspec.Struct, frozen=True):
     """File name → (path, last step that edited it) for each edited path of that name, up to
     the boundary (by name, so a read finds its edits without scanning them all)."""
     working_set: frozenset[str] = frozenset()
-    """Part ids of the outputs the agent is still working on (`deepmem.working_set`)."""
+    """Part ids of the outputs the agent is still working on (`deepmem.transform.working_set`)."""
     whole_views: frozenset[str] = frozenset()
     """Of those, the file views kept whole: their files are being worked on."""
     replaced_runs: frozenset[str] = frozenset()
@@ -112,7 +112,7 @@ class Settings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cache_mark: bool = True
     """Where the provider reads its cache only at marks (Anthropic), mark the last text of the
     answering model at or before the boundary, so a jump reads the old steps up to it from the
-    cache (`deepmem.cache_mark`)."""
+    cache (`deepmem.transform.cache_mark`)."""
 
 
 class Context(msgspec.Struct, frozen=True):
@@ -129,7 +129,7 @@ class Context(msgspec.Struct, frozen=True):
     captured: bool = False
     """True for capture-time trimming of a new output inside the protected tail."""
     copied: frozenset[str] = frozenset()
-    """Stripped lines of the message's tool inputs copied from earlier tool outputs (`deepmem.copied`)."""
+    """Stripped lines of the message's tool inputs copied from earlier tool outputs (`deepmem.transform.copied`)."""
 
 
 class SavedTotals(msgspec.Struct):

@@ -25,9 +25,9 @@ from deepmem.extractors.files import calls_touching, project_path
 from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.progress import latest_todos
 from deepmem.extractors.requests import find_requests
-from deepmem.secret_rules import has_word_structure
 from deepmem.toolcalls.paths import file_name
 from deepmem.toolcalls.touches import TODO_TOOLS, call_touches
+from deepmem.vault.secret_rules import has_word_structure
 
 PATH = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|rs|go|java|rb|c|h|cpp|toml|json|ya?ml|md|cfg|ini|txt|sh)\b")
 CODE_NAME = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[a-z0-9][A-Z]|_[A-Za-z0-9])[A-Za-z0-9_]*\b(?!\.\w{1,4}\b)")

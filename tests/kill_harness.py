@@ -19,18 +19,18 @@ import orjson
 import xxhash
 
 from deepmem.bridge.sessions import REQUEST_STATE_FILE
-from deepmem.ccr import CCRStore
 from deepmem.checkpoints.api import compact, findings_for
 from deepmem.checkpoints.render import render_checkpoint
 from deepmem.checkpoints.store import LATEST, RAW, read_checkpoint
-from deepmem.config import memory_dir
 from deepmem.memory.files import read_memory_file
 from deepmem.memory.store import store
-from deepmem.project import Project
-from deepmem.sealed import SealError, read_sealed
-from deepmem.sessionio import encode_json, read_session
+from deepmem.project.config import ccr_folder, memory_dir
+from deepmem.project.folder import Project
+from deepmem.project.upkeep import start_up
 from deepmem.types import cache_key
-from deepmem.upkeep import start_up
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.sessionio import encode_json, read_session
 
 SEALED_JSON = (RAW, REQUEST_STATE_FILE)
 """JSON files kept sealed: read through the key."""
@@ -58,7 +58,7 @@ def write_forever(kind: str, root: Path, start: int) -> None:
     """The child: one kind of write, again and again, until killed."""
     messages = read_session(str(SESSION)).messages if kind == "checkpoint" else []
     project = Project.load(root)
-    store_ = CCRStore(project, project.config.compress)
+    store_ = CCRStore(ccr_folder(project), project.config.compress)
     n = start
     while True:
         if kind == "memory":

@@ -8,10 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from deepmem.accounting import Meter
-from deepmem.cache_mark import with_mark
-from deepmem.context import request_units
-from deepmem.prices import FAMILIES, PriceModel
+from deepmem.bill.accounting import Meter
+from deepmem.bill.prices import FAMILIES, PriceModel
+from deepmem.transform.cache_mark import with_mark
+from deepmem.transform.context import request_units
 
 ANY_PREFIX = FAMILIES["openai"]
 AT_MARKS = msgspec.structs.replace(ANY_PREFIX, cached_at_marks=True)
@@ -70,12 +70,12 @@ def test_a_request_reads_its_repeated_prefix_or_up_to_its_mark_and_nothing_once_
 
 
 PRICE_FIELDS = {"read", "input", "cache_read", "cache_write", "ttl_seconds", "cached_at_marks"}
-"""What a price model holds; what those numbers mean is `deepmem.prices`' to say."""
+"""What a price model holds; what those numbers mean is `deepmem.bill.prices`' to say."""
 
 
 def test_only_the_prices_module_reads_what_a_price_means() -> None:
     """A change to what a price means touches one module: the rest asks `PriceModel`'s methods.
-    (`deepmem.config` builds a model from `[cost]`, field by field.)"""
+    (`deepmem.project.config` builds a model from `[cost]`, field by field.)"""
     root = Path(__file__).resolve().parent.parent
     readers = set()
     for path in [*root.glob("deepmem/**/*.py"), *root.glob("compressors/*.py"), *root.glob("bench/**/*.py")]:

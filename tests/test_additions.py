@@ -1,14 +1,14 @@
-"""What a request gains from deepmem (`deepmem.additions`): the resume rule, the blocks a new session gets, the bill."""
+"""What a request gains from deepmem (`deepmem.transform.additions`): the resume rule, the blocks a new session gets, the bill."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from deepmem.additions import Additions, checkpoint_names, continues, first_request, specific_names
 from deepmem.bridge.engine import Engine
 from deepmem.checkpoints.api import compact
-from deepmem.project import Project
-from deepmem.replay import Deepmem, Uncompressed, replay_session
+from deepmem.project.folder import Project
+from deepmem.replay.loop import Deepmem, Uncompressed, replay_session
+from deepmem.transform.additions import Additions, checkpoint_names, continues, first_request, specific_names
 from deepmem.types import Settings
 
 CHECKPOINT = """# Checkpoint

@@ -14,8 +14,8 @@ import pytest
 
 from bench.runners.failures import Seen
 from deepmem.compressors import REGISTRY, compressors_for
-from deepmem.outcomes import outcome_for, sizes
 from deepmem.text.fields import main_text, with_main_text
+from deepmem.transform.outcomes import outcome_for, sizes
 from deepmem.types import Context, Facts, Part, Settings, Tier
 
 from .conftest import FIXTURES

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from deepmem.ccr import CCRStore
-from deepmem.context import context_units
-from deepmem.facts import FactsBuilder
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import family_of_messages
-from deepmem.replay import Deepmem, session_steps
-from deepmem.restore import restore_messages
-from deepmem.support import quoted_lines
+from deepmem.bill.prices import family_of_messages
+from deepmem.replay.loop import Deepmem, session_steps
+from deepmem.replay.support import quoted_lines
+from deepmem.transform.context import context_units
+from deepmem.transform.facts import FactsBuilder
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import Message, Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
 
 CODE = "\n".join(f"    total_{n} = compute_total(orders, region={n}, scale=2)" for n in range(1, 400))
 """A file of 399 distinct lines, each long enough to count as quoted."""

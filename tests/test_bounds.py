@@ -12,8 +12,8 @@ from deepmem.bridge.engine import Engine
 from deepmem.bridge.server import answer, setup_logging
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.store import LOG, append_log
-from deepmem.config import memory_dir
-from deepmem.project import Project
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 
 from .test_bridge import django_messages
 

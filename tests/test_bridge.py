@@ -20,13 +20,13 @@ import pytest
 from deepmem import __version__
 from deepmem.bridge import features
 from deepmem.bridge.protocol import PROTOCOL, ProtocolError
-from deepmem.cache_mark import carries_mark
 from deepmem.checkpoints.api import RESUME_CLOSE
 from deepmem.markers import marker_keys
-from deepmem.plan import apply_transform, plan_transform, trailing_message
-from deepmem.sealed import read_sealed
-from deepmem.sessionio import read_session
+from deepmem.transform.cache_mark import carries_mark
+from deepmem.transform.plan import apply_transform, plan_transform, trailing_message
 from deepmem.types import Settings
+from deepmem.vault.sealed import read_sealed
+from deepmem.vault.sessionio import read_session
 
 from .conftest import FIXTURES
 

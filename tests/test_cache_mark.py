@@ -3,8 +3,8 @@ or on the opening before the first jump."""
 
 from __future__ import annotations
 
-from deepmem.cache_mark import MarkPlaces, carries_mark, markable_part, opening_parts, with_mark
 from deepmem.history import message_steps
+from deepmem.transform.cache_mark import MarkPlaces, carries_mark, markable_part, opening_parts, with_mark
 
 CLAUDE = {"providerID": "anthropic", "modelID": "claude-opus"}
 GPT = {"providerID": "openai", "modelID": "gpt-5"}

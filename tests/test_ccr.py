@@ -8,10 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from deepmem.ccr import CCRStore
 from deepmem.markers import marker, marker_keys
-from deepmem.sessionio import decode_session, encode_json
 from deepmem.types import InputError, Settings, UnknownKeyError, cache_key
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sessionio import decode_session, encode_json
 
 from .conftest import FIXTURES
 
@@ -83,10 +83,10 @@ def test_disk_cap_evicts_least_recently_used(tmp_path: Path) -> None:
     for i in range(30):
         key = cache_key(str(i), "t")
         store.put(key, f"{i:04d}" * 250)  # 1,000 bytes each
-        path = tmp_path / ".deep-memory" / "ccr" / key[:2] / key
+        path = tmp_path / key[:2] / key
         os.utime(path, (1_000_000 + i, 1_000_000 + i))
         keys.append(key)
-    files = list((tmp_path / ".deep-memory" / "ccr").rglob("*"))
+    files = list(tmp_path.rglob("*"))
     total = sum(p.stat().st_size for p in files if p.is_file())
     assert total <= 10_000
     fresh = CCRStore(tmp_path)

@@ -18,11 +18,11 @@ from deepmem.checkpoints.api import (
 from deepmem.checkpoints.render import END_MARK, SECTIONS
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
-from deepmem.config import Config
-from deepmem.project import Project
-from deepmem.redact import Redactor
-from deepmem.sealed import MAGIC, read_sealed
+from deepmem.project.config import Config
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
+from deepmem.vault.redact import Redactor
+from deepmem.vault.sealed import MAGIC, read_sealed
 
 from .conftest import FIXTURES
 

@@ -16,10 +16,10 @@ from deepmem.checkpoints.render import (
     checkpoint_sections,
 )
 from deepmem.checkpoints.store import LATEST
-from deepmem.config import memory_dir
 from deepmem.extractors import EXTRACTORS, Findings, extract
 from deepmem.extractors.requests import request_text
-from deepmem.project import Project
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
 
 ROOT = "/repo"

@@ -9,12 +9,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from deepmem.bill.prices import FAMILIES
 from deepmem.cli import main
 from deepmem.markers import marker_keys
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import FAMILIES
-from deepmem.sessionio import encode_json, read_session
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import Settings
+from deepmem.vault.sessionio import encode_json, read_session
 
 from .conftest import FIXTURES
 

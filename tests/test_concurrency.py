@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deepmem.config import memory_dir
 from deepmem.memory.files import read_memory_file
+from deepmem.project.config import memory_dir
 
 from .conftest import REPO
 from .kill_harness import check_files, memory_text, was_written
@@ -21,7 +21,7 @@ WRITERS, ADDS = 8, 500
 ADD_MANY = """
 import sys
 from deepmem.memory.store import store
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from tests.kill_harness import memory_text
 root, first, count = Project.load(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 for n in range(first, first + count):
@@ -30,7 +30,7 @@ for n in range(first, first + count):
 INCREMENT = """
 import sys
 from pathlib import Path
-from deepmem.disk import locked
+from deepmem.vault.disk import locked
 folder = Path(sys.argv[1])
 for _ in range(int(sys.argv[2])):
     with locked(folder):

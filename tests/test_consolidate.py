@@ -10,7 +10,7 @@ from deepmem.checkpoints.dream import dream
 from deepmem.memory import api as memory
 from deepmem.memory.consolidate import consolidate
 from deepmem.memory.entries import Entry
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.types import DeepmemError
 
 MEMORY = """# Memory

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from deepmem.compressors import REGISTRY
-from deepmem.copied import copied_lines, output_lines
-from deepmem.outcomes import message_digest
-from deepmem.plan import apply_transform, plan_transform
+from deepmem.transform.copied import copied_lines, output_lines
+from deepmem.transform.outcomes import message_digest
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import Context, Facts, Message, Settings
 
 GREP = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from deepmem.disk import PRIVATE, append_capped, atomic_write
+from deepmem.vault.disk import PRIVATE, append_capped, atomic_write
 
 from .conftest import REPO
 from .kill_harness import check_project, expected_checkpoints

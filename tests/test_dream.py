@@ -12,7 +12,7 @@ from deepmem.checkpoints.schedule import EVERY, load_schedule
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import main
 from deepmem.memory import api as memory
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 from .conftest import FIXTURES
 from .secret_formats import FORMATS

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from deepmem.compressors.capture import shows_file_lines
-from deepmem.facts import FactsBuilder
 from deepmem.toolcalls.echoes import echoes_input, repeated_file
 from deepmem.toolcalls.edits import edited_text
 from deepmem.toolcalls.touches import touches
+from deepmem.transform.facts import FactsBuilder
 from deepmem.types import Message
 
 PLAN_PATH = "/home/u/.claude/plans/plan.md"

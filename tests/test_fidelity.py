@@ -18,7 +18,7 @@ import json
 import pytest
 
 from bench.runners import fidelity
-from deepmem.sessionio import encode_json
+from deepmem.vault.sessionio import encode_json
 
 TIERS = {"default": None, "high": "high"}
 CORPORA = sorted(fidelity.EVIDENCE_SETS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench import frames
 from bench.frames import build_additions, deepmem_tool_tokens
-from deepmem.additions import TOOL_TOKENS_LIMIT
+from deepmem.transform.additions import TOOL_TOKENS_LIMIT
 
 from .conftest import FIXTURES
 

@@ -22,11 +22,11 @@ import msgspec
 import orjson
 import pytest
 
-from deepmem.ccr import CCRStore
-from deepmem.plan import TransformPlan, apply_transform, plan_transform
-from deepmem.restore import restore_messages
-from deepmem.sessionio import encode_json, read_session
+from deepmem.transform.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.types import Message, Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sessionio import encode_json, read_session
 
 from .conftest import FIXTURES
 

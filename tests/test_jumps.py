@@ -1,4 +1,4 @@
-"""The priced schedule of boundary jumps and the price models it weighs (`deepmem.jumps`, `deepmem.prices`)."""
+"""The priced schedule of boundary jumps and the price models it weighs (`deepmem.transform.jumps`, `deepmem.bill.prices`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ import pytest
 
 from bench.contenders.hindsight import hindsight_jumps, schedule_cost
 from bench.corpora import SHARED
-from deepmem import prices as prices_module
+from deepmem.bill import prices as prices_module
+from deepmem.bill.prices import (
+    FAMILIES,
+    PriceModel,
+    family_of,
+    family_of_messages,
+    from_opencode,
+    resolve_prices,
+    with_lifetime,
+)
 from deepmem.history import message_steps, step_indexes
-from deepmem.jumps import (
+from deepmem.transform.jumps import (
     NO_FRAME,
     RequestFrame,
     Sizes,
@@ -28,19 +37,10 @@ from deepmem.jumps import (
     running_bills,
     step_cost,
 )
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import (
-    FAMILIES,
-    PriceModel,
-    family_of,
-    family_of_messages,
-    from_opencode,
-    resolve_prices,
-    with_lifetime,
-)
-from deepmem.schedule import session_sizes
-from deepmem.sessionio import read_session
+from deepmem.transform.plan import apply_transform, plan_transform
+from deepmem.transform.schedule import session_sizes
 from deepmem.types import Settings
+from deepmem.vault.sessionio import read_session
 
 from .conftest import FIXTURES
 

@@ -10,7 +10,7 @@ import pytest
 from bench.corpora import SHARED
 from deepmem.extractors.calls import build_timeline
 from deepmem.extractors.lasting import find_candidates
-from deepmem.sessionio import read_session
+from deepmem.vault.sessionio import read_session
 
 from .conftest import FIXTURES
 

@@ -1,22 +1,25 @@
-"""Layers you can see: every import of a deepmem module points down the table, never up.
+"""Layers you can see: every import of a deepmem package points down the table, never up.
 
-Lowest first; a module may import its own group and any group of a lower layer:
+Lowest first; a package may import its own group and any group of a lower layer:
 
-| layer | group | modules |
+| layer | group | packages |
 |---|---|---|
-| 0 | core | every `deepmem.*` module not named below: `types`, `config`, `disk`, `lru`, `history`, `ccr`, `text/`, `toolcalls/`, `phrasing`, … |
-| 1 | compressors, extractors | `deepmem.compressors`; `deepmem.extractors` (two groups: neither imports the other) |
-| 2 | transform | `facts`, `working_set`, `nudges`, `outcomes`, `schedule`, `plan` |
-| 3 | memory | `deepmem.memory` |
-| 4 | checkpoints, replay | `deepmem.checkpoints`; `deepmem.replay`, `deepmem.audit` |
-| 5 | bridge | `deepmem.bridge` |
-| 6 | cli | `deepmem.cli`, `deepmem.commands`, `deepmem.__main__` |
+| 0 | ground | the loose modules every part uses (`types`, `tokens`, `markers`, `part_marks`, `lru`, `phrasing`, `history`) and `text/`, `toolcalls/`, `models/` |
+| 1 | vault, bill | `deepmem.vault`; `deepmem.bill` (neither imports the other) |
+| 2 | project | `deepmem.project` |
+| 3 | compressors, extractors | `deepmem.compressors`; `deepmem.extractors` |
+| 4 | transform | `deepmem.transform` |
+| 5 | memory | `deepmem.memory` |
+| 6 | checkpoints, replay | `deepmem.checkpoints`; `deepmem.replay` |
+| 7 | bridge | `deepmem.bridge` |
+| 8 | cli | `deepmem.cli`, `deepmem.commands`, `deepmem.__main__` |
 
 What a tool call touches (`toolcalls/`) and how decisions are phrased (`phrasing`) are
-core: compressors, extractors and the transform all ask them. Imports are read from the
+ground: compressors, extractors and the transform all ask them. Imports are read from the
 source (AST), `if TYPE_CHECKING:` blocks and imports inside functions included; the
 bridge's lazy features (`importlib` by module name) are not imports and are not checked.
-The same table is in docs/architecture.md.
+No module sits loose in `deepmem/` unless it is named in GROUND or is an entry point, so a
+new module has to say which part it belongs to. The same table is in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ from deepmem import compressors
 ROOT = Path(__file__).resolve().parent.parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("core",),
+    ("ground",),
+    ("vault", "bill"),
+    ("project",),
     ("compressors", "extractors"),
     ("transform",),
     ("memory",),
@@ -45,24 +50,39 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Groups, lowest layer first."""
 
 GROUPS: dict[str, str] = {
+    "deepmem.vault": "vault",
+    "deepmem.bill": "bill",
+    "deepmem.project": "project",
     "deepmem.compressors": "compressors",
-    "deepmem.facts": "transform",
-    "deepmem.working_set": "transform",
-    "deepmem.nudges": "transform",
-    "deepmem.outcomes": "transform",
-    "deepmem.schedule": "transform",
-    "deepmem.plan": "transform",
     "deepmem.extractors": "extractors",
+    "deepmem.transform": "transform",
     "deepmem.memory": "memory",
     "deepmem.checkpoints": "checkpoints",
     "deepmem.replay": "replay",
-    "deepmem.audit": "replay",
     "deepmem.bridge": "bridge",
     "deepmem.cli": "cli",
     "deepmem.commands": "cli",
     "deepmem.__main__": "cli",
 }
-"""Module or package → its group; the longest matching name wins, any other module is core."""
+"""Package or entry point → its group; the longest matching name wins, anything else is ground."""
+
+GROUND = frozenset(
+    {
+        "deepmem",
+        "deepmem.types",
+        "deepmem.tokens",
+        "deepmem.markers",
+        "deepmem.part_marks",
+        "deepmem.lru",
+        "deepmem.phrasing",
+        "deepmem.history",
+        "deepmem.text",
+        "deepmem.toolcalls",
+        "deepmem.models",
+        "deepmem.plugin",
+    }
+)
+"""The ground floor: the loose modules and the packages every part uses."""
 
 RANK = {group: rank for rank, groups in enumerate(LAYERS) for group in groups}
 
@@ -70,7 +90,7 @@ RANK = {group: rank for rank, groups in enumerate(LAYERS) for group in groups}
 def group_of(module: str) -> str:
     """The group of a deepmem module (see GROUPS)."""
     names = [name for name in GROUPS if module == name or module.startswith(f"{name}.")]
-    return GROUPS[max(names, key=len)] if names else "core"
+    return GROUPS[max(names, key=len)] if names else "ground"
 
 
 def modules() -> dict[str, Path]:
@@ -114,7 +134,39 @@ def graph() -> dict[str, list[tuple[int, str]]]:
 def test_every_group_has_a_layer() -> None:
     """The table names no group twice and leaves none out."""
     assert len(RANK) == sum(len(groups) for groups in LAYERS)
-    assert set(GROUPS.values()) | {"core"} == set(RANK)
+    assert set(GROUPS.values()) | {"ground"} == set(RANK)
+
+
+def package_of(module: str) -> str:
+    """The top-level package (or loose module) of `deepmem` a module belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_every_loose_module_is_ground_or_an_entry_point() -> None:
+    """`deepmem/` holds the entry points and the ground floor; every other module is in the
+    package of its part, and the ground floor stays small."""
+    loose = {package_of(name) for name in modules()} - set(GROUPS)
+    assert loose <= GROUND, f"modules with no part: {sorted(loose - GROUND)}"
+    top = list((ROOT / "deepmem").glob("*.py"))
+    assert len(top) <= 10, sorted(path.name for path in top)
+
+
+def test_packages_point_down_the_layers() -> None:
+    """Package to package: no package imports a higher layer or another group of its own layer,
+    and no chain of package imports returns to where it started."""
+    edges: dict[str, set[str]] = {}
+    for name, targets in graph().items():
+        for _, target in targets:
+            if package_of(target) != package_of(name):
+                edges.setdefault(package_of(name), set()).add(package_of(target))
+    wrong = [
+        f"{source} ({group_of(source)}) imports {target} ({group_of(target)})"
+        for source, targets in sorted(edges.items())
+        for target in sorted(targets)
+        if group_of(source) != group_of(target) and RANK[group_of(target)] >= RANK[group_of(source)]
+    ]
+    assert not wrong, "package imports against the layers:\n" + "\n".join(wrong)
+    assert not cycles(edges), "package cycles:\n" + "\n".join(cycles(edges))
 
 
 def test_imports_point_down_the_layers() -> None:
@@ -133,17 +185,16 @@ def test_imports_point_down_the_layers() -> None:
     assert not wrong, "imports against the layers (tests/test_layers.py):\n" + "\n".join(wrong)
 
 
-def test_no_import_cycles() -> None:
-    """No chain of imports leads from a module back to itself (inside a group too)."""
-    edges = {name: sorted({target for _, target in targets} - {name}) for name, targets in graph().items()}
+def cycles(edges: dict[str, set[str]] | dict[str, list[str]]) -> list[str]:
+    """Every chain of edges found to return to a node on it (depth first, names in order)."""
     state: dict[str, str] = {}
-    cycles = []
+    found = []
 
     def visit(name: str, path: list[str]) -> None:
         state[name] = "open"
-        for target in edges.get(name, ()):
+        for target in sorted(edges.get(name, ())):
             if state.get(target) == "open":
-                cycles.append(" -> ".join([*path[path.index(target) :], target]))
+                found.append(" -> ".join([*path[path.index(target) :], target]))
             elif target not in state:
                 visit(target, [*path, target])
         state[name] = "done"
@@ -151,7 +202,13 @@ def test_no_import_cycles() -> None:
     for name in sorted(edges):
         if name not in state:
             visit(name, [name])
-    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """No chain of imports leads from a module back to itself (inside a group too)."""
+    edges = {name: sorted({target for _, target in targets} - {name}) for name, targets in graph().items()}
+    assert not cycles(edges), "import cycles:\n" + "\n".join(cycles(edges))
 
 
 def test_every_module_of_the_compressors_package_is_a_compressor() -> None:

@@ -11,7 +11,7 @@ import pytest
 from deepmem.cli import main
 from deepmem.memory import api
 from deepmem.memory.lifecycle import cleanup, reindex
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.types import ConfigError
 
 MEMORY = """# Memory

@@ -11,7 +11,6 @@ import sys
 import numpy as np
 import pytest
 
-from deepmem.config import load_settings
 from deepmem.memory import api, vectors
 from deepmem.memory.embed import DEFAULT_MODEL, encode, model_name
 from deepmem.memory.entries import parse_markdown, render_markdown
@@ -22,7 +21,8 @@ from deepmem.memory.search import rank
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
 from deepmem.memory.vectors import VectorTable
-from deepmem.project import Project
+from deepmem.project.config import load_settings
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.types import ConfigError, InputError
 
@@ -190,7 +190,7 @@ def test_project_dir_name_comes_from_the_environment(root, monkeypatch):
 
 def test_concurrent_writers_lose_nothing(root, global_root):
     script = (
-        "import sys\nfrom deepmem.memory import api\nfrom deepmem.project import Project\n"
+        "import sys\nfrom deepmem.memory import api\nfrom deepmem.project.folder import Project\n"
         "project = Project.load(sys.argv[1])\n"
         "for n in range(15):\n"
         "    words = ' '.join(f'{sys.argv[2]}{n}w{i}' for i in range(4))\n"

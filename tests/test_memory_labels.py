@@ -13,7 +13,7 @@ from deepmem.memory.feedback import feedback_scores, feedback_terms
 from deepmem.memory.labels import Labels, asks, leading_name, query_names
 from deepmem.memory.lexical import Lexical
 from deepmem.memory.store import import_entries
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 
 @pytest.mark.parametrize(("text", "name"), [

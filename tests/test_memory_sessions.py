@@ -13,7 +13,7 @@ from deepmem.memory.consolidate import consolidate
 from deepmem.memory.entries import Entry
 from deepmem.memory.sessions import Sessions
 from deepmem.memory.store import import_entries
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 
 def test_a_matching_session_lifts_its_entries(tmp_path: Path) -> None:

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepmem import nudges
-from deepmem.ccr import CCRStore
 from deepmem.phrasing import NUDGE_PATTERNS
-from deepmem.plan import apply_edits, apply_transform, plan_transform
-from deepmem.restore import restore_messages
+from deepmem.transform import nudges
+from deepmem.transform.plan import apply_edits, apply_transform, plan_transform
 from deepmem.types import Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
 
 
 @pytest.mark.parametrize(

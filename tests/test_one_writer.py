@@ -1,5 +1,5 @@
-"""One way to write: no module of the package opens a file for writing but `deepmem.writer` (and the
-crash-safe primitives of `deepmem.disk` it calls), so every shared file is redacted and every private
+"""One way to write: no module of the package opens a file for writing but `deepmem.vault.writer` (and the
+crash-safe primitives of `deepmem.vault.disk` it calls), so every shared file is redacted and every private
 file sealed in one place. Calls are read from the source (AST), as the layer tests read imports."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 from .test_layers import ROOT, modules
 
-LOW_LEVEL = {"disk", "writer"}
+LOW_LEVEL = {"vault.disk", "vault.writer"}
 """Modules (under `deepmem.`) that may open, create or replace a file themselves."""
-PRIMITIVES = {"atomic_write": {"writer"}, "append_capped": {"writer"}, "create_once": {"sealed"}}
-"""`deepmem.disk`'s write primitives and the modules that may call them (the key file lives outside every project)."""
-GIVEN = {"writer", "sessionio", "upkeep", "commands.init", "memory.index"}
+PRIMITIVES = {"atomic_write": {"vault.writer"}, "append_capped": {"vault.writer"}, "create_once": {"vault.sealed"}}
+"""`deepmem.vault.disk`'s write primitives and the modules that may call them (the key file lives outside every project)."""
+GIVEN = {"vault.writer", "vault.sessionio", "project.upkeep", "commands.init", "memory.index"}
 """Modules that write bytes as given: the user's `-o` file, installed plugin files, empty markers and `.gitignore`s."""
 WRITE_CALLS = {"write_text", "write_bytes", "mkstemp", "NamedTemporaryFile", "TemporaryFile", "fdopen",
                "FileHandler", "RotatingFileHandler", "TimedRotatingFileHandler", "WatchedFileHandler",
@@ -65,18 +65,18 @@ def short(name: str) -> str:
 
 
 def test_no_module_but_the_writer_writes_a_file() -> None:
-    """Opening, creating or replacing a file happens in `deepmem.disk` and `deepmem.writer` alone."""
+    """Opening, creating or replacing a file happens in `deepmem.vault.disk` and `deepmem.vault.writer` alone."""
     wrong = [f"{os.path.relpath(path, ROOT)}:{line}: {what}" for name, path in modules().items()
              if short(name) not in LOW_LEVEL for line, what in writes_in(path)]
-    assert not wrong, "files written outside deepmem.writer:\n" + "\n".join(wrong)
+    assert not wrong, "files written outside deepmem.vault.writer:\n" + "\n".join(wrong)
 
 
 def test_the_disk_primitives_are_called_by_the_writer_alone() -> None:
     """Redaction and sealing cannot be skipped by calling the crash-safe replace directly."""
     wrong = [f"{os.path.relpath(path, ROOT)}:{line}: {what}" for name, path in modules().items()
-             if short(name) != "disk" for line, what in calls_of(path, set(PRIMITIVES))
+             if short(name) != "vault.disk" for line, what in calls_of(path, set(PRIMITIVES))
              if short(name) not in PRIMITIVES[what]]
-    assert not wrong, "disk primitives called outside deepmem.writer:\n" + "\n".join(wrong)
+    assert not wrong, "disk primitives called outside deepmem.vault.writer:\n" + "\n".join(wrong)
 
 
 def test_bytes_as_given_come_from_the_few_places_without_session_content() -> None:

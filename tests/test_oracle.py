@@ -8,8 +8,8 @@ import msgspec
 import pytest
 
 from bench.contenders.hindsight import hindsight_jumps, schedule_cost
-from deepmem.jumps import PRESSURE_SHARE, Sizes, request_tokens, step_cost
-from deepmem.prices import FAMILIES, PriceModel
+from deepmem.bill.prices import FAMILIES, PriceModel
+from deepmem.transform.jumps import PRESSURE_SHARE, Sizes, request_tokens, step_cost
 from deepmem.types import Settings
 
 

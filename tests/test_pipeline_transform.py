@@ -9,19 +9,19 @@ import json
 import msgspec
 import pytest
 
-from deepmem.ccr import CCRStore
+from deepmem.bill.prices import PriceModel, family_of_messages
 from deepmem.compressors import FACT_FREE, REGISTRY
-from deepmem.config import load_settings
 from deepmem.history import tier_for, visible_text
 from deepmem.lru import LRU
 from deepmem.markers import marker_keys
-from deepmem.outcomes import CACHES
-from deepmem.plan import apply_edits, apply_transform, freeze_batches, plan_transform
-from deepmem.prices import PriceModel, family_of_messages
-from deepmem.restore import restore_messages
-from deepmem.sessionio import encode_json, read_session
+from deepmem.project.config import load_settings
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.outcomes import CACHES
+from deepmem.transform.plan import apply_edits, apply_transform, freeze_batches, plan_transform
 from deepmem.types import TIERS, Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sessionio import encode_json, read_session
 
 from .conftest import FIXTURES
 

@@ -1,11 +1,11 @@
-"""What a provider reads from its cache, by what OpenCode sends it (`deepmem.prices`): a cache
+"""What a provider reads from its cache, by what OpenCode sends it (`deepmem.bill.prices`): a cache
 key, marks, or nothing."""
 
 from __future__ import annotations
 
-from deepmem.config import CostSettings
-from deepmem.jumps import priced_jumps
-from deepmem.prices import FAMILIES, KEYLESS_PACKAGE, keyless, resolve_prices, sends_no_cache_key
+from deepmem.bill.prices import FAMILIES, KEYLESS_PACKAGE, keyless, resolve_prices, sends_no_cache_key
+from deepmem.project.config import CostSettings
+from deepmem.transform.jumps import priced_jumps
 from deepmem.types import Settings
 
 from .test_jumps import django, sizes_of, with_times

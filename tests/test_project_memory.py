@@ -19,7 +19,7 @@ from deepmem.memory.entries import Entry
 from deepmem.memory.episodes import episodes
 from deepmem.memory.index import core_work
 from deepmem.memory.query import clean_query
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.types import InputError
 

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deepmem.cache_mark import opening_parts
-from deepmem.ccr import CCRStore
 from deepmem.history import is_user_typed, visible_text
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.restore import restore_messages
-from deepmem.sessionio import encode_json, read_session
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.cache_mark import opening_parts
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import TIERS, Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sessionio import encode_json, read_session
 
 from .conftest import FIXTURES
 

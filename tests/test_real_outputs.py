@@ -25,15 +25,15 @@ from hypothesis import strategies as st
 
 from bench.corpora import SHARED, corpora, session_paths
 from bench.runners.failures import Seen, names_for, scanned_parts, seen_parts
-from deepmem.ccr import CCRStore
 from deepmem.compressors import REGISTRY, is_json_array, route_keys
 from deepmem.markers import marker_keys, shown_key
-from deepmem.outcomes import outcome_for, sizes
-from deepmem.restore import restore_messages
-from deepmem.sessionio import read_session
 from deepmem.text.fields import main_text, with_main_text
 from deepmem.toolcalls.kinds import tool_kind
+from deepmem.transform.outcomes import outcome_for, sizes
 from deepmem.types import Context, Facts, Part, Result, Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sessionio import read_session
 
 PER_KIND = 3
 """Outputs of each kind taken from each corpus."""

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from deepmem.bridge.server import setup_logging
-from deepmem.config import memory_dir
-from deepmem.project import Project
-from deepmem.redact import Redactor
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
+from deepmem.vault.redact import Redactor
 
 from .secret_formats import FORMATS
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from deepmem.audit import Estimates
+from deepmem.bill.prices import FAMILIES
 from deepmem.history import step_indexes
-from deepmem.prices import FAMILIES
-from deepmem.replay import Deepmem, Uncompressed, replay_session, session_steps
+from deepmem.replay.audit import Estimates
+from deepmem.replay.loop import Deepmem, Uncompressed, replay_session, session_steps
 from deepmem.types import Settings
 
 from .test_jumps import django, with_times

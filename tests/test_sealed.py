@@ -13,15 +13,15 @@ import pytest
 
 from deepmem.bridge.engine import Engine
 from deepmem.bridge.server import answer
-from deepmem.ccr import CCRStore
-from deepmem.config import memory_dir
-from deepmem.disk import SEALED_MARK
-from deepmem.restore import restore_messages
-from deepmem.sealed import MAGIC, SealError, key_path, key_state, read_sealed
-from deepmem.sessionio import encode_json
+from deepmem.project.config import ccr_folder, memory_dir
+from deepmem.project.upkeep import start_up
 from deepmem.types import cache_key
-from deepmem.upkeep import start_up
-from deepmem.writer import write_private
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.disk import SEALED_MARK
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sealed import MAGIC, SealError, key_path, key_state, read_sealed
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import write_private
 
 from .conftest import FIXTURES
 
@@ -32,7 +32,7 @@ SESSIONS = sorted((FIXTURES / "sessions").glob("*.json"))
 def put(root: Path, text: str = TEXT) -> tuple[str, Path]:
     """Store one original; its key and its file."""
     key = cache_key(text, "t")
-    CCRStore(root).put(key, text)
+    CCRStore(ccr_folder(root)).put(key, text)
     return key, memory_dir(root) / "ccr" / key[:2] / key
 
 
@@ -95,13 +95,13 @@ def test_a_bad_key_or_file_is_one_clear_line_and_the_marker_stays(tmp_path: Path
     assert whole.returncode == 2 and whole.stderr.count("\n") == 1 and reason in whole.stderr
     assert json.loads((tmp_path / "out.json").read_text())[0]["parts"] == [shown]
     with pytest.raises(SealError, match=reason):
-        restore_messages(json.loads(session.read_text()), CCRStore(tmp_path))
+        restore_messages(json.loads(session.read_text()), CCRStore(ccr_folder(tmp_path)))
 
 
 def test_a_damaged_key_keeps_new_originals_in_memory_only(tmp_path: Path, caplog) -> None:
     put(tmp_path, "first")
     key_path().write_bytes(b"nonsense")
-    store = CCRStore(tmp_path)
+    store = CCRStore(ccr_folder(tmp_path))
     for n in range(3):
         text = f"original {n}"
         store.put(cache_key(text, "t"), text)
@@ -129,7 +129,7 @@ def test_an_older_plain_folder_is_sealed_once_and_reads_the_same(tmp_path: Path)
     for path, data in plain.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    assert CCRStore(tmp_path).get(f"ab{1:030x}") == "original 1"
+    assert CCRStore(ccr_folder(tmp_path)).get(f"ab{1:030x}") == "original 1"
     # A start killed after sealing two files: each file is whole, plain or sealed.
     first = sorted(plain)[:2]
     for path in first:

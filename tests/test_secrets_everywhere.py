@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from deepmem.redact import Redactor
+from deepmem.vault.redact import Redactor
 
 from .secret_formats import FORMATS, PASSWORD, chars
 from .test_bridge import SMALL_BATCHES, Bridge, django_messages, steps_of

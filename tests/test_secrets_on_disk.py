@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from deepmem.config import memory_dir
-from deepmem.sealed import read_sealed
+from deepmem.project.config import memory_dir
+from deepmem.vault.sealed import read_sealed
 
 from .secret_formats import FORMATS
 from .test_bridge import SMALL_BATCHES, Bridge, django_messages, steps_of

@@ -7,9 +7,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from deepmem.bill.prices import FAMILIES, PriceModel, resolve_prices
 from deepmem.cli import main
-from deepmem.config import CostSettings, config_problem, load_config, memory_dir
-from deepmem.prices import FAMILIES, PriceModel, resolve_prices
+from deepmem.project.config import CostSettings, config_problem, load_config, memory_dir
 
 from .test_bridge import Bridge, django_messages, steps_of
 

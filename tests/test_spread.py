@@ -10,7 +10,7 @@ from bench.frames import Frame
 from bench.report import draw_sessions, format_totals, markdown_table
 from bench.runners.compare import comparison
 from bench.runners.replay import parse_models, replay_corpus
-from deepmem.accounting import Spread, session_spread
+from deepmem.bill.accounting import Spread, session_spread
 from deepmem.types import Settings
 
 SHORT = [FIXTURES / "opencode-demo.json", FIXTURES / "opencode-transform.json"]
@@ -50,10 +50,10 @@ def test_the_gated_schedule_without_a_gate_is_the_priced_one_and_a_gate_only_hol
     """The jump-gate bench prices the schedule deepmem runs when nothing is held back; a session
     behind its bill from the start (its additions) makes no paying jump under `not_behind`."""
     from bench.runners.jump_gates import gated_jumps, never, not_behind
-    from deepmem.jumps import RequestFrame, priced_jumps
-    from deepmem.prices import FAMILIES
-    from deepmem.schedule import session_sizes
-    from deepmem.sessionio import read_session
+    from deepmem.bill.prices import FAMILIES
+    from deepmem.transform.jumps import RequestFrame, priced_jumps
+    from deepmem.transform.schedule import session_sizes
+    from deepmem.vault.sessionio import read_session
 
     prices, settings = FAMILIES["anthropic"], Settings()
     messages = read_session(str(FIXTURES / "django-15499.json")).messages
@@ -126,7 +126,7 @@ def test_the_bounds_replay_deepmem_beside_hindsight_and_a_schedule_that_never_ju
 def test_the_bounds_can_give_deepmem_its_tool_schemas_alone() -> None:
     """`--tools-only` keeps each session's tool schemas and drops its memory, resume block and whispers."""
     from bench.runners.bounds import tools_only
-    from deepmem.additions import Additions
+    from deepmem.transform.additions import Additions
 
     given = {"s": Additions(tools=284, memory=300, resume=900, whispers={"m1": "<deep-memory-recall>x</deep-memory-recall>"})}
     assert tools_only(given) == {"s": Additions(tools=284)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from deepmem.support import step_support
+from deepmem.replay.support import step_support
 
 OUTPUT = "def mean(values):\n    return sum(values) / len(values) + 1\nshort\n"
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from deepmem.compressors import compressors_for
-from deepmem.facts import FactsBuilder
 from deepmem.toolcalls.code_mode import script_inputs
 from deepmem.toolcalls.kinds import tool_kind
 from deepmem.toolcalls.touches import Touches, touches
+from deepmem.transform.facts import FactsBuilder
 from deepmem.types import Context, Settings
 
 PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-a\n+b\n*** Add File: src/new.py\n+x\n*** Delete File: old.py\n*** End Patch"

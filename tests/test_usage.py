@@ -12,10 +12,10 @@ import pytest
 from bench.corpora import REPOSITORY, load_messages, session_paths
 from bench.runners.bill_check import check_corpus, recorded_bill
 from bench.usage import PREFIX_REQUESTS, Usage, one_hour_sessions, real_prefix, recorded_usage, session_usage
-from deepmem.audit import Estimates
-from deepmem.context import context_units
-from deepmem.prices import FAMILIES, one_hour_cache
-from deepmem.replay import Uncompressed, replay_session, session_steps
+from deepmem.bill.prices import FAMILIES, one_hour_cache
+from deepmem.replay.audit import Estimates
+from deepmem.replay.loop import Uncompressed, replay_session, session_steps
+from deepmem.transform.context import context_units
 
 USAGE = REPOSITORY / "fixtures" / "usage"
 ONE_HOUR = USAGE / "claude-code__2026-01-28-bc3bf53b-19fe-4209-b30a-a1acffaf6703.json"

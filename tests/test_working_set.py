@@ -12,19 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepmem.ccr import CCRStore
+from deepmem.bill.prices import FAMILIES, PriceModel
 from deepmem.compressors.file_reads import file_line_numbers
-from deepmem.facts import FactsBuilder
 from deepmem.history import whole_view_tokens
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.prices import FAMILIES, PriceModel
-from deepmem.restore import restore_messages
-from deepmem.schedule import session_sizes
-from deepmem.sessionio import read_session
-from deepmem.support import quoted_lines, sed_patterns, step_support
+from deepmem.replay.support import quoted_lines, sed_patterns, step_support
 from deepmem.tokens import estimate_tokens
-from deepmem.types import Settings
-from deepmem.working_set import (
+from deepmem.transform.facts import FactsBuilder
+from deepmem.transform.plan import apply_transform, plan_transform
+from deepmem.transform.schedule import session_sizes
+from deepmem.transform.working_set import (
     CODE_NAME,
     FILE_TOKENS,
     MIN_CODE_NAME,
@@ -32,6 +28,10 @@ from deepmem.working_set import (
     code_runs,
     is_vendored,
 )
+from deepmem.types import Settings
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sessionio import read_session
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SESSIONS = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted(

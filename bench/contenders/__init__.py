@@ -19,9 +19,9 @@ from bench.contenders.hindsight import Hindsight
 from bench.contenders.masking import MaskOldOutputs
 from bench.contenders.opencode_prune import OpenCodePrune
 from bench.corpora import corpora
-from deepmem.additions import Additions
-from deepmem.prices import PriceModel, with_lifetime
-from deepmem.replay import Contender, Deepmem, Uncompressed
+from deepmem.bill.prices import PriceModel, with_lifetime
+from deepmem.replay.loop import Contender, Deepmem, Uncompressed
+from deepmem.transform.additions import Additions
 from deepmem.types import Message, Settings
 
 
@@ -40,6 +40,8 @@ class Session(msgspec.Struct, frozen=True):
     settings: Settings = Settings()
     one_hour: bool = False
     """The session writes 1-hour cache entries: a priced contender schedules for those prices."""
+    frame: int = 0
+    """Tokens of the host's frame every request carries before its messages (`bench.frames`)."""
 
 
 class Entry(NamedTuple):
@@ -89,6 +91,13 @@ def headroom(session: Session) -> list[Contender]:
     return [Headroom()]
 
 
+def context_editing(session: Session) -> list[Contender]:
+    """Anthropic's context editing at its defaults, its trigger counting the session's frame too."""
+    from bench.contenders.context_editing import ContextEditing  # exact o200k counts: the bench extra
+
+    return [ContextEditing(session.frame)]
+
+
 def hindsight(session: Session, model: PriceModel) -> Contender:
     """The cheapest schedule knowing the whole session, for the prices it is billed at (named for `model`)."""
     player = Hindsight(session.settings, with_lifetime(model, session.one_hour), session.messages, session.additions)
@@ -123,6 +132,11 @@ register(
     "mask-last-10-every-10",
     "observation masking in batches: the same cut moved every 10 steps",
     one(lambda: MaskOldOutputs(keep=10, every=10)),
+)
+register(
+    "context-editing",
+    "Anthropic's context editing (clear_tool_uses_20250919) at its defaults: past 100K input tokens, every tool result but the newest 3 cleared",
+    context_editing,
 )
 register("headroom", "headroom-ai's headroom.compress on the OpenAI-format messages, defaults, model gpt-4o", headroom)
 register("deepmem", "deepmem at default settings, tier chosen by history size, priced for each model billed", priced(deepmem("deepmem")))

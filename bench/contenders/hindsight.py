@@ -1,10 +1,10 @@
 """The cheapest schedule of jumps in hindsight, by dynamic programming over jump points.
 
-The online schedule (`deepmem.jumps`) decides each jump knowing only the steps so far.
+The online schedule (`deepmem.transform.jumps`) decides each jump knowing only the steps so far.
 In hindsight, knowing every step of the session, the cheapest schedule under the same
 cost model is found exactly: the state before step t is the boundary b in force, and
 step t either keeps it or jumps to t − tail_steps. A step's cost depends only on b and
-the jump (`deepmem.jumps.step_cost`, the online schedule's own), so the table V[t][b]
+the jump (`deepmem.transform.jumps.step_cost`, the online schedule's own), so the table V[t][b]
 of the cheapest cost of steps t…S is filled backwards in O(S²). The replay then runs the
 pipeline with the schedule found, same compressors and prices, and bills it like every
 other contender.
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from deepmem.additions import Additions
+from deepmem.bill.prices import PriceModel
 from deepmem.history import message_steps
-from deepmem.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
-from deepmem.prices import PriceModel
-from deepmem.replay import Deepmem
-from deepmem.schedule import session_sizes
+from deepmem.replay.loop import Deepmem
+from deepmem.transform.additions import Additions
+from deepmem.transform.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
+from deepmem.transform.schedule import session_sizes
 from deepmem.types import Message, Settings
 
 
@@ -37,7 +37,7 @@ def schedule_cost(sizes: Sizes, jumps: tuple[int, ...], settings: Settings, pric
 def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tuple[int, ...]:
     """The schedule of least model cost knowing the whole session (requests kept under the window).
 
-    Each step's row of the table is priced by `deepmem.jumps`' own step costs, given every
+    Each step's row of the table is priced by `deepmem.transform.jumps`' own step costs, given every
     boundary at once as an array.
     """
     steps = len(sizes.tokens) - 1

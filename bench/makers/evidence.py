@@ -22,9 +22,9 @@ from pathlib import Path
 import orjson
 
 from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
-from deepmem.sessionio import encode_json
 from deepmem.types import Message, Part
-from deepmem.writer import write_given
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import write_given
 
 FIXTURES = REPOSITORY / "fixtures" / "evidence"
 MAX_SESSION_BYTES = 300_000

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.makers.opencode_sessions import PROJECT_FILES, SESSIONS, STDLIB_PACKAGES
-from deepmem.writer import write_given
+from deepmem.vault.writer import write_given
 from tests.e2e.harness import REPO, start_project
 
 DEMO_HOME = "/home/user"

@@ -15,8 +15,8 @@ from pathlib import Path
 from bench.makers.evidence import FIXTURES
 from bench.runners.estimator import kind_texts
 from bench.tokens_o200k import TokenCounter
-from deepmem.sessionio import encode_json, read_session
-from deepmem.writer import write_given
+from deepmem.vault.sessionio import encode_json, read_session
+from deepmem.vault.writer import write_given
 
 SAMPLE_CHARS = 2_000
 SESSIONS_PER_KIND = 3

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from bench.micro.parts import GENERATED
 from deepmem.compressors import REGISTRY, capture_compressors, compressors_for
-from deepmem.facts import FactsBuilder
 from deepmem.history import visible_text
-from deepmem.sessionio import read_session
+from deepmem.transform.facts import FactsBuilder
 from deepmem.types import Context, Message, Part, Settings
+from deepmem.vault.sessionio import read_session
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SESSION_FILES = sorted((FIXTURES / "evidence" / "sessions").glob("*.json")) + sorted((FIXTURES / "sessions").glob("*.json"))

@@ -7,7 +7,7 @@ import pytest
 from bench.runners.memory import synthetic
 from deepmem.memory import api
 from deepmem.memory.store import import_entries
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 
 @pytest.fixture(scope="module", params=[1_000, 100_000], ids=["1K", "100K"])

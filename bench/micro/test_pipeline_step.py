@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from deepmem.plan import apply_transform, plan_transform
-from deepmem.sessionio import read_session
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import Settings
+from deepmem.vault.sessionio import read_session
 
 SESSION = Path(__file__).resolve().parents[2] / "fixtures" / "sessions" / "django-15499.json"
 

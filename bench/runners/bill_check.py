@@ -1,7 +1,7 @@
 """Our bill checked against the real one: no compression replayed on a corpus that carries the
 provider's usage (`claude-entire`), compared request by request with what the provider billed.
 
-Each session is replayed through the one replay loop (`deepmem/replay.py`), its requests
+Each session is replayed through the one replay loop (`deepmem/replay/loop.py`), its requests
 counted in o200k tokens and billed at Anthropic's prices at OpenCode's marks, three ways: the
 messages alone with 5-minute entries; with the session's real prefix (`bench/usage.py`)
 before every request, as the frame OpenCode's `system[0]` mark covers; and that at the session's own
@@ -27,9 +27,9 @@ import msgspec
 from bench.corpora import corpus_folder, corpus_name, load_messages, session_paths
 from bench.report import RESULTS, write_json
 from bench.usage import SessionUsage, Usage, session_usage
-from deepmem.accounting import Meter
-from deepmem.prices import FAMILIES, PriceModel
-from deepmem.replay import TokenCounter, Uncompressed, replay_session
+from deepmem.bill.accounting import Meter
+from deepmem.bill.prices import FAMILIES, PriceModel
+from deepmem.replay.loop import TokenCounter, Uncompressed, replay_session
 
 CORPUS = "claude-entire"
 """The corpus whose sessions carry the provider's usage."""

@@ -33,8 +33,8 @@ from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, sessio
 from bench.frames import Frame, corpus_additions
 from bench.report import RESULTS, write_json
 from bench.runners.replay import replay_corpus
-from deepmem.additions import Additions
-from deepmem.prices import FAMILIES
+from deepmem.bill.prices import FAMILIES
+from deepmem.transform.additions import Additions
 from deepmem.types import Settings
 
 NEVER_JUMPS = register_fixed_point(Settings().tail_steps, 1_000)

@@ -24,11 +24,11 @@ from pathlib import Path
 import orjson
 
 from bench.corpora import DEFAULT, REPOSITORY, corpus_folder, load_messages, session_paths
-from deepmem.config import load_settings
 from deepmem.history import history_tokens, visible_text
-from deepmem.outcomes import message_digest
-from deepmem.plan import plan_transform
+from deepmem.project.config import load_settings
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.outcomes import message_digest
+from deepmem.transform.plan import plan_transform
 
 PLUGIN = REPOSITORY / "deepmem" / "plugin" / "deepmem.js"
 

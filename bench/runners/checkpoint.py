@@ -37,7 +37,7 @@ from deepmem.extractors.calls import NO_MATCH_PROGRAMS
 from deepmem.extractors.outcomes import command_key
 from deepmem.extractors.statements import sentences
 from deepmem.history import history_tokens
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.toolcalls.python_writes import python_writes
 
 DIFF_FILE = re.compile(r"(?m)^diff --git a/(\S+) b/")

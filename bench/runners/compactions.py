@@ -54,11 +54,11 @@ from bench.corpora import corpus_folder, corpus_name, load_messages
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import compact, resume_block
-from deepmem.config import memory_dir
 from deepmem.extractors.calls import Timeline, build_timeline
 from deepmem.extractors.files import calls_touching, project_path
 from deepmem.history import visible_text
-from deepmem.project import Project
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.shell import SEPARATORS, heredoc_lines, shell_tokens, strip_prefixes
 from deepmem.toolcalls.touches import call_touches

@@ -23,9 +23,9 @@ from bench.corpora import DEFAULT, billed_at, corpus_folder, corpus_name, sessio
 from bench.frames import add_frame_arguments, corpus_additions, frame_of
 from bench.report import RESULTS, draw_savings, draw_sessions, draw_steps, markdown_table
 from bench.runners.replay import parse_contenders, parse_models, replay_corpus
-from deepmem.sessionio import encode_json
 from deepmem.types import Settings
-from deepmem.writer import write_given
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import write_given
 
 COMPARED = [
     "none",
@@ -33,6 +33,7 @@ COMPARED = [
     "opencode-prune-each-step",
     "mask-last-10-sliding",
     "mask-last-10-every-10",
+    "context-editing",
     "headroom",
     "deepmem",
     "deepmem-low",

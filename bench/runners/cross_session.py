@@ -32,10 +32,10 @@ from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.dream import dream
 from deepmem.memory import api, inject
 from deepmem.memory.consolidate import NAME
-from deepmem.project import Project
-from deepmem.sessionio import read_session
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import touches
+from deepmem.vault.sessionio import read_session
 
 REPOSITORY = re.compile(r"__(?P<repo>[\w.-]+?)-(?P<number>\d+)\.json$")
 NO_GATE = float("-inf")

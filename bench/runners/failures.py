@@ -1,7 +1,7 @@
 """Compressor failures on real output: every tool part of every corpus through its compressors.
 
 Each completed or errored tool part goes through the compressors the pipeline would give it,
-by `deepmem.outcomes.outcome_for` itself: at capture time (`capture_compressors`), and as an
+by `deepmem.transform.outcomes.outcome_for` itself: at capture time (`capture_compressors`), and as an
 old part (`compressors_for`) at every tier with three sets of facts: none (the schedule's
 probe), the history up to its message, and the whole session. Every failure the pipeline
 logs is counted by corpus and compressor, and each distinct one is shown with a place it
@@ -24,11 +24,11 @@ import orjson
 
 from bench.corpora import corpora, corpus_folder, session_paths
 from deepmem.compressors import capture_compressors, compressors_for
-from deepmem.copied import copied_lines
-from deepmem.facts import FactsBuilder
-from deepmem.outcomes import outcome_for, sizes
-from deepmem.sessionio import read_session
+from deepmem.transform.copied import copied_lines
+from deepmem.transform.facts import FactsBuilder
+from deepmem.transform.outcomes import outcome_for, sizes
 from deepmem.types import TIERS, Context, Facts, Message, Part, Settings
+from deepmem.vault.sessionio import read_session
 
 SCANNED = ("completed", "error")
 """Statuses of the tool parts scanned: those with an output or an error."""
@@ -43,7 +43,7 @@ class Failure:
 
 
 class FailureLog(logging.Handler):
-    """Collects the failures `deepmem.outcomes` logs while it compresses."""
+    """Collects the failures `deepmem.transform.outcomes` logs while it compresses."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)

@@ -20,10 +20,10 @@ import orjson
 from bench.corpora import REPOSITORY
 from deepmem.history import visible_text
 from deepmem.markers import marker_keys, shown_key
-from deepmem.outcomes import PART_KEY
-from deepmem.plan import apply_edits, plan_transform
-from deepmem.sessionio import read_session
+from deepmem.transform.outcomes import PART_KEY
+from deepmem.transform.plan import apply_edits, plan_transform
 from deepmem.types import Part, Settings, Tier
+from deepmem.vault.sessionio import read_session
 
 EVIDENCE = REPOSITORY / "fixtures" / "evidence"
 EVIDENCE_SETS = {"swe-gemini3": EVIDENCE, "swe-deepseek": EVIDENCE.parent / "evidence-deepseek"}

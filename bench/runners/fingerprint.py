@@ -16,8 +16,8 @@ import orjson
 import xxhash
 
 from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
-from deepmem.config import load_settings
-from deepmem.replay import Deepmem, session_steps
+from deepmem.project.config import load_settings
+from deepmem.replay.loop import Deepmem, session_steps
 
 
 def session_fingerprint(path: Path) -> str:

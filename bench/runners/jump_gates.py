@@ -2,7 +2,7 @@
 
     python -m bench.runners.jump_gates [--corpus NAME ...]
 
-Each session is priced by the schedule's own cost model (`deepmem.jumps`: whole requests, the
+Each session is priced by the schedule's own cost model (`deepmem.transform.jumps`: whole requests, the
 host's frame and deepmem's additions of `bench/results/additions-<corpus>.json`, at the
 corpus's prices), once per schedule:
 
@@ -33,7 +33,8 @@ from bench.contenders.hindsight import hindsight_jumps
 from bench.corpora import billed_at, corpora, corpus_folder, corpus_name, load_messages, session_paths
 from bench.frames import corpus_additions, opencode_frame_tokens, session_additions
 from bench.report import RESULTS, write_json
-from deepmem.jumps import (
+from deepmem.bill.prices import FAMILIES, PriceModel
+from deepmem.transform.jumps import (
     Bills,
     RequestFrame,
     Sizes,
@@ -44,8 +45,7 @@ from deepmem.jumps import (
     removed_tokens,
     running_bills,
 )
-from deepmem.prices import FAMILIES, PriceModel
-from deepmem.schedule import session_sizes
+from deepmem.transform.schedule import session_sizes
 from deepmem.types import Settings
 
 Gate = Callable[[Bills, int], bool]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from bench.corpora import DEFAULT, corpus_folder, load_messages, session_paths
 from bench.tokens_o200k import TokenCounter
-from deepmem.context import context_units
 from deepmem.history import step_indexes
-from deepmem.outcomes import message_digest
-from deepmem.plan import apply_transform, plan_transform
+from deepmem.transform.context import context_units
+from deepmem.transform.outcomes import message_digest
+from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.types import Message, Settings
 
 

@@ -28,7 +28,7 @@ from deepmem.memory import api
 from deepmem.memory.entries import Entry
 from deepmem.memory.search import BM25_WEIGHT
 from deepmem.memory.store import import_entries
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 LOCOMO = REPOSITORY.parent / "shared" / "datasets" / "locomo-dev" / "locomo-dev.json"
 EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")

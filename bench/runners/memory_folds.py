@@ -41,7 +41,7 @@ from deepmem.memory.search import (
 )
 from deepmem.memory.store import import_entries, memory_path
 from deepmem.memory.tokenize import tokenize
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 GRID = list(product((0.4, 0.5), (0.5, 0.7), (2,), (0.7, 1.0, 1.3), (0.8,), (2.0, 3.0, 4.0), (0.0, 0.5, 1.0),
                    (0.0, 0.2, 0.3, 0.5)))

@@ -54,10 +54,10 @@ from deepmem.memory.consolidate import NAME
 from deepmem.memory.entries import CONTROL
 from deepmem.memory.episodes import episodes
 from deepmem.memory.search import MAX_QUERY_CHARS
-from deepmem.project import Project
-from deepmem.sessionio import read_session
+from deepmem.project.folder import Project
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.touches import call_touches
+from deepmem.vault.sessionio import read_session
 
 FIXTURES = REPOSITORY / "fixtures"
 LABEL_FILES = ("memory_labels.json", "memory_history_labels.json")

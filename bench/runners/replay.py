@@ -31,15 +31,15 @@ from bench.contenders import (
     parse_names,
     register_fixed_point,
 )
-from bench.corpora import corpora, corpus_folder, corpus_name, load_messages, session_paths
+from bench.corpora import corpora, corpus_folder, corpus_name, readable_sessions, session_paths
 from bench.frames import Frame, add_frame_arguments, corpus_additions, frame_of, session_setup
 from bench.report import RESULTS, draw_chart, draw_sessions, format_sessions, format_totals, write_json
 from bench.runners.latency import format_latency, measure_latency
 from bench.tokens_o200k import TokenCounter
-from deepmem.accounting import Meter, ratios, session_spread
-from deepmem.prices import FAMILIES, REPORTED, PriceModel
-from deepmem.replay import replay_session
-from deepmem.types import InputError, Settings
+from deepmem.bill.accounting import Meter, ratios, session_spread
+from deepmem.bill.prices import FAMILIES, REPORTED, PriceModel
+from deepmem.replay.loop import replay_session
+from deepmem.types import Settings
 
 REPLAYED = [
     "none",
@@ -70,7 +70,7 @@ def priced_ratios(meters: dict[str, Meter], models: list[PriceModel]) -> dict[st
 
 def corpus_spread(sessions: list[dict], models: list[PriceModel]) -> dict[str, dict[str, dict]]:
     """Price model → contender → the spread of its sessions' whole-request cost ratios
-    (median, costlier than none, worst; `deepmem.accounting.Spread`)."""
+    (median, costlier than none, worst; `deepmem.bill.accounting.Spread`)."""
     if not sessions:
         return {}
     return {
@@ -95,14 +95,9 @@ def replay_corpus(
     skipped: dict[str, str] = {}
     warnings: list[str] = []
     longest: dict = {}
-    for number, path in enumerate(paths, 1):
-        try:
-            messages = load_messages(path)
-        except InputError as exc:
-            warnings.append(str(exc))
-            continue
+    for number, (path, messages) in enumerate(readable_sessions(paths, warnings), 1):
         setup = session_setup(path, messages, frame, additions, counter)
-        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour)
+        session = Session(messages, tuple(models), setup.additions, settings, setup.one_hour, setup.frame)
         players, skipped = make_contenders(names, session)
         meters = replay_session(messages, players, counter, setup.frame, setup.one_hour)
         for player in players:

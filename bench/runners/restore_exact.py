@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from bench.corpora import corpora, corpus_folder, session_paths
-from deepmem.sessionio import encode_json, read_session
+from deepmem.vault.sessionio import encode_json, read_session
 
 
 def restored_exactly(path: Path, work: Path, env: dict[str, str]) -> bool:

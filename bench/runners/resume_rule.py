@@ -6,7 +6,7 @@ Each corpus with a manifest is taken per repository in start order (`memory_hist
 For each session after a repository's first, the checkpoint of the session before it (the
 project's latest, as the next session finds it) is set against the session: it continued
 that work when its tool calls touch one of the checkpoint's changed files or use one of
-their code names that no earlier checkpoint shows (`deepmem.additions.specific_names`:
+their code names that no earlier checkpoint shows (`deepmem.transform.additions.specific_names`:
 `reproduce_issue.py` or `ValueError` name every session's work). The rule sees only the
 first request: it predicts a continuation when that request names at least `least` of them. Printed per corpus
 and `least`: sessions, continuations, right, precision and recall; then `least` chosen
@@ -24,10 +24,10 @@ from typing import Any
 from bench.corpora import corpora, corpus_folder
 from bench.report import RESULTS, write_json
 from bench.runners.memory_history import Seen, histories, matches, what_it_does
-from deepmem.additions import named_in, specific_names
 from deepmem.checkpoints.render import render_checkpoint
 from deepmem.extractors import extract
-from deepmem.sessionio import read_session
+from deepmem.transform.additions import named_in, specific_names
+from deepmem.vault.sessionio import read_session
 
 LEAST = (0, 1, 2, 3, 4)
 """How many of the checkpoint's names the first request must hold, swept (0: every new session resumes)."""

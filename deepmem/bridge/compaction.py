@@ -8,7 +8,7 @@ from deepmem.bridge import features
 from deepmem.bridge.injection import Injection
 from deepmem.bridge.protocol import CompactingReply
 from deepmem.bridge.sessions import Sessions
-from deepmem.project import Project
+from deepmem.project.folder import Project
 
 log = logging.getLogger("deepmem.bridge")
 

@@ -36,12 +36,12 @@ from deepmem.bridge.protocol import (
 from deepmem.bridge.sessions import COMPACTION_SUFFIX, Sessions
 from deepmem.bridge.tools import TOOL_SCHEMAS, run_command, run_tool
 from deepmem.bridge.transform import Transformer
-from deepmem.ccr import CCRStore
-from deepmem.config import memory_dir
-from deepmem.plan import TRAILING_INFO, TRAILING_PREFIX
-from deepmem.project import Project
+from deepmem.project.config import ccr_folder, memory_dir
+from deepmem.project.folder import Project
+from deepmem.project.upkeep import start_up
+from deepmem.transform.plan import TRAILING_INFO, TRAILING_PREFIX
 from deepmem.types import DeepmemError
-from deepmem.upkeep import start_up
+from deepmem.vault.ccr import CCRStore
 
 log = logging.getLogger("deepmem.bridge")
 
@@ -56,7 +56,7 @@ class Engine:
         self.memory_lock = threading.Lock()
         """Serialises memory calls with the warm-up thread (the search model loads once)."""
         self.sessions = Sessions(self.root)
-        self.store = CCRStore(self.root, self.root.config.compress)
+        self.store = CCRStore(ccr_folder(self.root), self.root.config.compress)
         self.injection = Injection(self.root, self.sessions, self.memory_lock)
         self.transformer = Transformer(self.root.config, self.sessions, self.store, self.injection)
         self.stopping = False

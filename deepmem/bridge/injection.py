@@ -6,16 +6,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from deepmem.additions import first_request
 from deepmem.bridge import features
 from deepmem.bridge.protocol import SystemReply
 from deepmem.bridge.session import SessionState
 from deepmem.bridge.sessions import STABLE_BLOCK_FILE, Sessions, whisper_part
-from deepmem.disk import prune_folders
 from deepmem.history import is_user_typed
-from deepmem.project import Project
+from deepmem.project.folder import Project
+from deepmem.transform.additions import first_request
 from deepmem.types import Message
-from deepmem.writer import write_shared
+from deepmem.vault.disk import prune_folders
+from deepmem.vault.writer import write_shared
 
 SIDE_REQUEST_MARKERS = ("You are a title generator", "context summarization agent")
 """Opening words of OpenCode's title and compaction-summary system prompts: nothing is

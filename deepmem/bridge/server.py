@@ -22,11 +22,11 @@ from deepmem.bridge.protocol import (
     encode_reply,
     error_reply,
 )
-from deepmem.config import LimitSettings, memory_dir
-from deepmem.project import Project
-from deepmem.redact import Redactor
+from deepmem.project.config import LimitSettings, memory_dir
+from deepmem.project.folder import Project
 from deepmem.types import DeepmemError, UnknownKeyError
-from deepmem.writer import ensure_gitignore, shared_log
+from deepmem.vault.redact import Redactor
+from deepmem.vault.writer import ensure_gitignore, shared_log
 
 log = logging.getLogger("deepmem.bridge")
 

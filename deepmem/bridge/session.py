@@ -8,8 +8,8 @@ import msgspec
 from msgspec import UnsetType
 
 from deepmem.bridge.protocol import ProtocolError, Transform, WireEdit, WireMessage, chain_digest
-from deepmem.sessionio import validate_messages
 from deepmem.types import InputError, Message, Part, SavedTotals
+from deepmem.vault.sessionio import validate_messages
 
 
 class SessionState(msgspec.Struct):

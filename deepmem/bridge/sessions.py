@@ -12,11 +12,11 @@ from deepmem.bridge.edits import append_edit
 from deepmem.bridge.protocol import EventReply, WireEdit
 from deepmem.bridge.session import SessionState
 from deepmem.bridge.stats import toast_text, write_stats
-from deepmem.config import memory_dir
-from deepmem.project import Project
-from deepmem.sealed import SealError, read_sealed
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.types import SavedTotals
-from deepmem.writer import write_private
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.writer import write_private
 
 STABLE_BLOCK_FILE = "stable-block.md"
 REQUEST_STATE_FILE = "request-state.json"

@@ -7,13 +7,13 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from deepmem.disk import PRIVATE
-from deepmem.jumps import Bills
-from deepmem.plan import TransformPlan
-from deepmem.prices import PriceModel
-from deepmem.redact import Redactor
+from deepmem.bill.prices import PriceModel
+from deepmem.transform.jumps import Bills
+from deepmem.transform.plan import TransformPlan
 from deepmem.types import SavedTotals
-from deepmem.writer import write_shared_json
+from deepmem.vault.disk import PRIVATE
+from deepmem.vault.redact import Redactor
+from deepmem.vault.writer import write_shared_json
 
 STATS_FILE = "stats.json"
 """Read by `deepmem stats`."""

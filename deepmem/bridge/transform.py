@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from deepmem.additions import passed_ids
+from deepmem.bill.frame import OPENCODE_FRAME_TOKENS
+from deepmem.bill.prices import PriceModel, resolve_prices
 from deepmem.bridge.edits import append_edit, diff_held
 from deepmem.bridge.injection import Injection
 from deepmem.bridge.protocol import ProtocolError, Transform, TransformReply, WireEdit
@@ -12,14 +13,13 @@ from deepmem.bridge.session import absorb, forget_held
 from deepmem.bridge.sessions import Sessions, state_key
 from deepmem.bridge.stats import plan_totals
 from deepmem.bridge.tools import TOOL_SCHEMA_TOKENS
-from deepmem.ccr import CCRStore
-from deepmem.config import Config
-from deepmem.frame import OPENCODE_FRAME_TOKENS
-from deepmem.jumps import RequestFrame
-from deepmem.plan import TransformPlan, plan_transform
-from deepmem.prices import PriceModel, resolve_prices
+from deepmem.project.config import Config
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.additions import passed_ids
+from deepmem.transform.jumps import RequestFrame
+from deepmem.transform.plan import TransformPlan, plan_transform
 from deepmem.types import Message, Settings
+from deepmem.vault.ccr import CCRStore
 
 STORED_KEYS_CAP = 100_000
 """Keys remembered as already on disk (past it the set starts again: a put of a stored key is a no-op)."""

@@ -25,17 +25,17 @@ from deepmem.checkpoints.store import (
     session_dir,
     write_checkpoint,
 )
-from deepmem.config import memory_dir
-from deepmem.disk import locked
 from deepmem.extractors import Findings, extract
 from deepmem.extractors.calls import exit_code
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
-from deepmem.project import Project
-from deepmem.redact import Redactor
-from deepmem.sessionio import validate_messages
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.types import DeepmemError, InputError, Message
+from deepmem.vault.disk import locked
+from deepmem.vault.redact import Redactor
+from deepmem.vault.sessionio import validate_messages
 
 RESUME_BUDGET_TOKENS = 1_000
 RELATED_GOAL_CHARS = 100

@@ -19,12 +19,12 @@ import orjson
 import xxhash
 
 from deepmem.checkpoints.store import RAW, session_files
-from deepmem.config import memory_dir
 from deepmem.extractors.calls import build_timeline
-from deepmem.project import Project
-from deepmem.sealed import SealError, read_sealed
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.toolcalls.shell import first_program
-from deepmem.writer import write_shared, write_shared_json
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.writer import write_shared, write_shared_json
 
 SEQUENCE = 3
 MIN_SESSIONS = 3

@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from deepmem.config import memory_dir
-from deepmem.disk import locked
 from deepmem.memory.aside import ARCHIVE, HISTORY, check_utf8, retired_texts, set_aside
 from deepmem.memory.consolidate import Plan, consolidate
 from deepmem.memory.entries import Entry, clean_text, new_id, normalise
 from deepmem.memory.files import read_memory_file, write_memory_file
 from deepmem.memory.staleness import remember_hashes
-from deepmem.project import Project
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.types import DeepmemError
+from deepmem.vault.disk import locked
 
 NOTES, MEMORY = "notes.md", "MEMORY.md"
 SHOWN_CHANGES = 20

@@ -11,10 +11,10 @@ import orjson
 
 from deepmem.checkpoints.distill import describe_distill, distill
 from deepmem.checkpoints.dream import describe_dream, dream
-from deepmem.config import memory_dir
-from deepmem.disk import locked
+from deepmem.project.config import memory_dir
 from deepmem.types import DeepmemError
-from deepmem.writer import write_shared_json
+from deepmem.vault.disk import locked
+from deepmem.vault.writer import write_shared_json
 
 SCHEDULE = ".schedule.json"
 EVERY = {"dream": 5, "distill": 10}

@@ -10,13 +10,13 @@ from pathlib import Path
 import xxhash
 
 from deepmem.checkpoints.render import END_MARK, HEADER
-from deepmem.config import memory_dir
-from deepmem.disk import prune_folders
-from deepmem.project import Project
-from deepmem.sealed import RAW_TRANSCRIPT
-from deepmem.sessionio import encode_json
+from deepmem.project.config import memory_dir
+from deepmem.project.folder import Project
 from deepmem.types import InputError, Message
-from deepmem.writer import append_shared_json, write_private, write_shared
+from deepmem.vault.disk import prune_folders
+from deepmem.vault.sealed import RAW_TRANSCRIPT
+from deepmem.vault.sessionio import encode_json
+from deepmem.vault.writer import append_shared_json, write_private, write_shared
 
 SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 100

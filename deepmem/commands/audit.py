@@ -15,17 +15,17 @@ from pathlib import Path
 
 import msgspec
 
-from deepmem.accounting import Spread, session_spread
-from deepmem.additions import Additions
-from deepmem.audit import SessionAudit, audit_session, top_savers
+from deepmem.bill.accounting import Spread, session_spread
+from deepmem.bill.frame import OPENCODE_FRAME_TOKENS
+from deepmem.bill.prices import REPORTED
 from deepmem.bridge.tools import TOOL_SCHEMA_TOKENS
 from deepmem.cli import add_root
-from deepmem.frame import OPENCODE_FRAME_TOKENS
 from deepmem.memory.api import stable_block
-from deepmem.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
-from deepmem.prices import REPORTED
-from deepmem.project import Project
+from deepmem.project.folder import Project
+from deepmem.project.opencode_store import OpenCodeDb, StoredSession, default_db_path, export_session, newest
+from deepmem.replay.audit import SessionAudit, audit_session, top_savers
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.additions import Additions
 from deepmem.types import InputError, Message
 
 EXIT_OK, EXIT_SKIPPED, EXIT_NOTHING = 0, 1, 2
@@ -234,7 +234,7 @@ def format_report(results: list[SessionAudit]) -> str:
     lines.append("")
     lines.append(
         "tokens: deepmem's estimate, summed over every step and at the last step, without deepmem and"
-        " with it (×); cost, per price model (anthropic, openai, gemini: deepmem.prices.FAMILIES): warm"
+        " with it (×); cost, per price model (anthropic, openai, gemini: deepmem.bill.prices.FAMILIES): warm"
         " prompt cache (repeated prefix at the cache-read price, the rest at the write price; cold after"
         " the cache's lifetime), with deepmem scheduled for those prices against without; support: share of the lines the next step quotes from earlier tool output that it"
         " could still see."

@@ -7,8 +7,8 @@ import argparse
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.slash import describe_checkpoint
 from deepmem.cli import add_root
-from deepmem.sessionio import Session, read_session
 from deepmem.types import InputError
+from deepmem.vault.sessionio import Session, read_session
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepmem.ccr import CCRStore
+from deepmem.bill.prices import resolve_prices
 from deepmem.cli import add_root
-from deepmem.plan import TransformPlan, apply_transform, plan_transform
-from deepmem.prices import resolve_prices
-from deepmem.sessionio import encode_json, read_session, write_output
+from deepmem.project.config import ccr_folder
+from deepmem.transform.plan import TransformPlan, apply_transform, plan_transform
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.sessionio import encode_json, read_session, write_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     session = read_session(args.input)
     prices = resolve_prices(session.messages, configured=config.cost.prices)
     plan = plan_transform(session.messages, settings, None if args.tier == "auto" else args.tier, prices=prices)
-    CCRStore(args.root, settings).put_all(plan.originals)
+    CCRStore(ccr_folder(args.root), settings).put_all(plan.originals)
     session.messages = apply_transform(session.messages, plan)
     write_output(encode_json(session.to_json()), args.output)
     if args.stats:

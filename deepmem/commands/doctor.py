@@ -16,8 +16,8 @@ from deepmem import __version__
 from deepmem.bridge.protocol import PROTOCOL
 from deepmem.cli import add_root
 from deepmem.commands.init import COMMAND_NAMES, PLUGIN_FILE, SIDECAR_FILE, global_config_dir
-from deepmem.config import memory_dir
-from deepmem.sealed import key_state
+from deepmem.project.config import memory_dir
+from deepmem.vault.sealed import key_state
 
 VERSION_PATTERN = re.compile(rb'const VERSION = "([^"]+)"')
 ENGINE_TIMEOUT_SECONDS = 20

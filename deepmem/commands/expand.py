@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deepmem.ccr import CCRStore
 from deepmem.cli import add_root
-from deepmem.restore import restore_messages
-from deepmem.sealed import SealError
-from deepmem.sessionio import encode_json, read_session, write_output
+from deepmem.project.config import ccr_folder
 from deepmem.types import InputError
+from deepmem.vault.ccr import CCRStore
+from deepmem.vault.restore import restore_messages
+from deepmem.vault.sealed import SealError
+from deepmem.vault.sessionio import encode_json, read_session, write_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one original, or write the restored session."""
-    store = CCRStore(args.root, args.root.config.compress)
+    store = CCRStore(ccr_folder(args.root), args.root.config.compress)
     if args.session:
         if args.key:
             raise InputError("give either a KEY or --session, not both")

@@ -17,9 +17,9 @@ import orjson
 from deepmem import __version__
 from deepmem.checkpoints.slash import SLASH_COMMANDS
 from deepmem.cli import add_root
-from deepmem.config import memory_dir
+from deepmem.project.config import memory_dir
 from deepmem.types import InputError
-from deepmem.writer import ensure_gitignore, write_given
+from deepmem.vault.writer import ensure_gitignore, write_given
 
 PLUGIN_FILE = "deepmem.js"
 SIDECAR_FILE = "deepmem.json"

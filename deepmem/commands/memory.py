@@ -17,8 +17,8 @@ from deepmem.memory import api
 from deepmem.memory.entries import TYPES, Entry, parse_markdown, render_markdown
 from deepmem.memory.files import read_memory_file, scopes_of
 from deepmem.memory.store import import_entries, memory_path
-from deepmem.sessionio import decode_object, write_output
 from deepmem.types import InputError
+from deepmem.vault.sessionio import decode_object, write_output
 
 ONE_SCOPE = ("project", "global")
 EVERY_SCOPE = ("project", "global", "all")

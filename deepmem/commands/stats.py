@@ -8,7 +8,7 @@ import os
 import msgspec
 
 from deepmem.cli import add_root
-from deepmem.config import memory_dir
+from deepmem.project.config import memory_dir
 from deepmem.types import InputError, SavedTotals, SessionTotals
 
 

@@ -30,7 +30,7 @@ from deepmem.memory.store import add_notes, forget_ids, memory_path
 from deepmem.memory.store import store as _store
 from deepmem.memory.tokenize import cached_tokens
 from deepmem.memory.usage import record_use
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.types import InputError
 
 Root = str | os.PathLike[str]

@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.types import ConfigError
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "minilm-l6-v2-static-256"

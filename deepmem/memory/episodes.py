@@ -15,11 +15,11 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from deepmem.disk import locked
 from deepmem.memory.age import time_key
 from deepmem.memory.entries import Entry, clean_text, new_id
 from deepmem.memory.files import EPISODES, read_memory_file, scope_dir, write_memory_file
 from deepmem.memory.staleness import remember_hashes
+from deepmem.vault.disk import locked
 
 FIELD = " · "
 CHANGED, WORKED, DEFINES = "changed ", "worked ", "defines "

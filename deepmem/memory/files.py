@@ -10,8 +10,6 @@ from pathlib import Path
 import msgspec
 import xxhash
 
-from deepmem.config import memory_dir
-from deepmem.disk import PUBLIC
 from deepmem.memory.entries import (
     TITLE,
     TYPES,
@@ -23,9 +21,11 @@ from deepmem.memory.entries import (
     render_markdown,
     render_with_ends,
 )
-from deepmem.redact import Redactor
+from deepmem.project.config import memory_dir
 from deepmem.types import InputError
-from deepmem.writer import BUILT_IN, insert_shared, write_shared
+from deepmem.vault.disk import PUBLIC
+from deepmem.vault.redact import Redactor
+from deepmem.vault.writer import BUILT_IN, insert_shared, write_shared
 
 GLOBAL_ROOT_ENV = "DEEP_MEMORY_GLOBAL_ROOT"
 SCOPES = ("project", "global")

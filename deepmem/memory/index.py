@@ -29,8 +29,8 @@ from deepmem.memory.lexical import Lexical
 from deepmem.memory.sessions import Sessions
 from deepmem.memory.tokenize import TOKENIZER_VERSION, cached_tokens, known_tokens, text_digest, tokenize
 from deepmem.memory.vectors import VectorTable
-from deepmem.sealed import SealError, read_sealed
-from deepmem.writer import write_given, write_private
+from deepmem.vault.sealed import SealError, read_sealed
+from deepmem.vault.writer import write_given, write_private
 
 log = logging.getLogger("deepmem.memory")
 INDEX_VERSION = "1"

@@ -13,13 +13,13 @@ import os
 from datetime import datetime, timedelta
 from typing import Any
 
-from deepmem.config import memory_dir
-from deepmem.disk import locked
 from deepmem.memory.age import stored_at
 from deepmem.memory.aside import check_utf8, set_aside
 from deepmem.memory.consolidate import Change, consolidate
 from deepmem.memory.files import read_memory_file, scope_dir, scopes_of, write_memory_file
 from deepmem.memory.usage import read_usage
+from deepmem.project.config import memory_dir
+from deepmem.vault.disk import locked
 
 AGING_TYPES = frozenset({"gotcha", "fact", "note"})
 STALE_DAYS = 180

@@ -17,11 +17,11 @@ from pathlib import Path
 import orjson
 import xxhash
 
-from deepmem.disk import locked
 from deepmem.extractors.context import PATH
 from deepmem.memory.entries import Entry, normalise
 from deepmem.memory.files import scope_dir
-from deepmem.writer import write_shared_json
+from deepmem.vault.disk import locked
+from deepmem.vault.writer import write_shared_json
 
 HASHES = "hashes.json"
 MAX_FILE_BYTES = 8 << 20

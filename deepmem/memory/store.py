@@ -9,7 +9,6 @@ from pathlib import Path
 
 import msgspec
 
-from deepmem.disk import locked
 from deepmem.memory.entries import Entry, check_id, check_time, check_type, clean_text, new_id, normalise
 from deepmem.memory.files import (
     MemoryFile,
@@ -20,8 +19,9 @@ from deepmem.memory.files import (
 )
 from deepmem.memory.staleness import remember_hashes
 from deepmem.memory.tokenize import cached_tokens
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from deepmem.types import InputError
+from deepmem.vault.disk import locked
 
 NEAR_DUPLICATE = 0.8
 """Token-set Jaccard similarity at or above which two entries count as near-duplicates."""

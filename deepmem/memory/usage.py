@@ -11,8 +11,8 @@ from pathlib import Path
 
 import orjson
 
-from deepmem.disk import locked
-from deepmem.writer import write_shared_json
+from deepmem.vault.disk import locked
+from deepmem.vault.writer import write_shared_json
 
 USAGE = Path("index") / "usage.json"
 

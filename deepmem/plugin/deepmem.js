@@ -395,7 +395,7 @@ function mergeEdits(state, reply) {
 }
 
 // A synthetic user message after the last one, holding a part meant for the very end of the
-// context (a nudge), made by the rules the engine's hello gives (deepmem.plan.trailing_message):
+// context (a nudge), made by the rules the engine's hello gives (deepmem.transform.plan.trailing_message):
 // OpenCode sends an assistant message's text before its tool results, so a nudge appended to
 // it would sit before them and break the cached prefix when it moves on.
 function trailingMessage(rules, last, part) {

@@ -9,7 +9,7 @@ from deepmem.toolcalls.kinds import tool_input, tool_row
 from deepmem.types import Part
 
 MIN_CHARS = 16
-"""Shorter lines (`}`, `## Context`) are in too many texts to say which one is repeated (`deepmem.support`)."""
+"""Shorter lines (`}`, `## Context`) are in too many texts to say which one is repeated (`deepmem.replay.support`)."""
 
 
 def output_of(part: Part) -> str:

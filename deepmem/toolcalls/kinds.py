@@ -28,7 +28,7 @@ class Tool(NamedTuple):
     """What its input acts on: `read`, `edit`, `write` or `patch` a file, run a `shell`
     command, or set the `todos` list ('' for nothing)."""
     quotes: tuple[str, ...] = ()
-    """How its input may copy earlier output (`deepmem.support`): `replaced` text of an edit,
+    """How its input may copy earlier output (`deepmem.replay.support`): `replaced` text of an edit,
     the `patch` it applies, the `command` it runs."""
     protected: bool = False
     """Its output is never compressed (a file tool's only confirms the change and carries the

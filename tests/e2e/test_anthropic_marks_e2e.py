@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deepmem.config import load_config, load_settings
-from deepmem.plan import plan_transform
-from deepmem.prices import resolve_prices
-from deepmem.replay import session_steps
+from deepmem.bill.prices import resolve_prices
+from deepmem.project.config import load_config, load_settings
+from deepmem.replay.loop import session_steps
+from deepmem.transform.plan import plan_transform
 from tests.e2e.anthropic_llm import MODEL, AnthropicLLM, cache_marks
 from tests.e2e.harness import Project
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from deepmem.cli import main
-from deepmem.opencode_store import OpenCodeDb
+from deepmem.project.opencode_store import OpenCodeDb
 from tests.e2e.harness import start_project
 from tests.e2e.test_harness_smoke import CALC, TEST_CALC
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from deepmem.prices import family_of
+from deepmem.bill.prices import family_of
 
 SCRIPT = [
     {"say": "Looking around.", "tool": "bash", "args": {"command": "echo one", "description": "one"}},

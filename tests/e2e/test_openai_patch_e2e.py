@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from deepmem.support import MIN_CHARS
+from deepmem.replay.support import MIN_CHARS
 from tests.e2e.openai_llm import MODEL, ResponsesLLM
 
 ENGINE_ENV = {"DEEPMEM_DEADLINE_MS": "20000"}

@@ -16,9 +16,9 @@ import json
 
 import msgspec
 
-from deepmem.plan import plan_transform
-from deepmem.prices import FAMILIES
+from deepmem.bill.prices import FAMILIES
 from deepmem.tokens import estimate_tokens
+from deepmem.transform.plan import plan_transform
 from deepmem.types import Settings
 from tests.e2e.test_cache_marks_e2e import marked
 from tests.e2e.test_working_set_e2e import bash, quoted, request_tokens, run_both, session_script

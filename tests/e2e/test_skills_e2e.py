@@ -6,7 +6,7 @@ import json
 
 from deepmem.checkpoints.api import compact
 from deepmem.checkpoints.distill import distill
-from deepmem.project import Project
+from deepmem.project.folder import Project
 from tests.test_dream import session
 
 

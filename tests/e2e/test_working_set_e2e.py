@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-from deepmem.support import MIN_CHARS
+from deepmem.replay.support import MIN_CHARS
 from deepmem.tokens import estimate_tokens
 from tests.e2e.fake_llm import FakeLLM
 

@@ -1,0 +1,1 @@
+"""The bill: price models, what a request costs, and the frame every request carries."""
