@@ -4,10 +4,10 @@ views newer ones superseded go first; runs a later run replaced keep only their 
 from __future__ import annotations
 
 from deepmem.compressors import status_runs
-from deepmem.facts import FactsBuilder
+from deepmem.transform.facts import FactsBuilder
+from deepmem.transform.view_uses import ViewUses, quoted_lines
+from deepmem.transform.working_set import HOT_STEPS, WorkingSetBuilder
 from deepmem.types import Context, Facts, Settings
-from deepmem.view_uses import ViewUses, quoted_lines
-from deepmem.working_set import HOT_STEPS, WorkingSetBuilder
 
 SOURCE = "\n".join(f"{n}\tresult_{n} = compute_total({n}, factor=3)" for n in range(1, 80))
 """A numbered view of a file, as `read` shows it (every line long enough to be quoted)."""

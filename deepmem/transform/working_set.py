@@ -22,7 +22,7 @@ Views of the files being worked on stay *whole*, whatever their size. A file is 
 once the agent edited it, read it again, or the user or an open item of the todo list
 named it, by its name or by a code name (`humanModified`) that only it shows among the
 files read; each of its views stays whole until `PriceModel.rent_steps` steps pass without a
-use of that view (`deepmem.view_uses`: a quote of its lines, a change of its file while it is
+use of that view (`deepmem.transform.view_uses`: a quote of its lines, a change of its file while it is
 the newest view of its path, a naming), and no longer once a later view shows it again or its
 file is deleted. An output nothing used for as long leaves the working set too, even while
 its file stays hot: a view other than the newest of its path, the newest once an edit changed
@@ -56,8 +56,8 @@ from deepmem.history import whole_view_tokens
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, TODO_TOOLS, Touches
+from deepmem.transform.view_uses import ViewUses
 from deepmem.types import Message, Part, Settings
-from deepmem.view_uses import ViewUses
 
 VENDORED = re.compile(
     r"(?:^|/)(?:node_modules|site-packages|dist-packages|vendor|third_party|\.venv|venv|\.tox|"
@@ -203,7 +203,7 @@ class WorkingSetBuilder:
         """Part id → step at which a view left its file's views (its range read again, or past the budget)."""
         self.uses = ViewUses()
         """When each view and each command run was last used, and which views were superseded
-        (`deepmem.view_uses`)."""
+        (`deepmem.transform.view_uses`)."""
         self.idle: frozenset[str] = frozenset()
         """Part ids of the outputs that left the working set unused, as of the last settle."""
 

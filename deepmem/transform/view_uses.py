@@ -1,8 +1,8 @@
 """View uses: when the agent last used each file view, and which views newer ones superseded.
 
-Liveness per view, not per file (`deepmem.working_set` keeps a view whole only while it is
+Liveness per view, not per file (`deepmem.transform.working_set` keeps a view whole only while it is
 in use). A view is used at the step that read it, at every step whose tool input quotes one
-of its lines (a line of at least `deepmem.copied.COPIED_CHARS` characters: an edit's old
+of its lines (a line of at least `deepmem.transform.copied.COPIED_CHARS` characters: an edit's old
 text, a script's copied function), and, while it is the newest view of its path, at every
 step that changes the file. A view is superseded when a later view of its file shows most
 of its lines again (the later one carries them), or when its file is deleted or moved away;
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from deepmem.copied import DIFF_SIGN, LOCATED_LINE, input_strings, long_lines, output_lines
+from deepmem.transform.copied import DIFF_SIGN, LOCATED_LINE, input_strings, long_lines, output_lines
 
 
 def quoted_lines(inputs: Any) -> set[str]:
