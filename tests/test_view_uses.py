@@ -83,12 +83,14 @@ def test_the_same_lines_through_read_and_sed_are_one_view() -> None:
     assert working.whole == {"prt_0002"}
 
 
-def test_a_view_of_a_file_deleted_or_moved_away_is_superseded() -> None:
-    """The file a view shows was removed (`rm`) or renamed (`mv`): the view shows nothing that exists."""
+def test_a_view_of_a_file_deleted_or_moved_away_stays_the_newest_view_of_its_path() -> None:
+    """The file a view shows was removed (`rm`) or renamed (`mv`): the agent may write it again
+    from the view, so it stays in the working set as the newest view of its path, and nothing fails."""
     for command in ("rm app/a.py", "mv app/a.py app/b.py"):
-        working = fold([tool(1, "read", SOURCE, filePath="app/a.py"), tool(2, "bash", "", command=command)])
-        assert "prt_0001" in working.uses.superseded, command
-        assert "prt_0001" not in working.whole, command
+        working = fold([tool(1, "read", SOURCE, filePath="app/a.py"), tool(2, "bash", "", command=command),
+                        *idle_steps(3, HOT_STEPS + 2)])
+        assert "prt_0001" not in working.uses.superseded, command
+        assert "prt_0001" in working.snapshot() and not working.idle, command
 
 
 def test_a_binary_read_is_a_view_with_no_lines_to_quote() -> None:

@@ -5,8 +5,7 @@ in use). A view is used at the step that read it, at every step whose tool input
 of its lines (a line of at least `deepmem.transform.copied.COPIED_CHARS` characters: an edit's old
 text, a script's copied function), and, while it is the newest view of its path, at every
 step that changes the file. A view is superseded when a later view of its file shows most
-of its lines again (the later one carries them), or when its file is deleted or moved away;
-it is changed when an edit changes lines it shows (the agent quoted them as the edit's old
+of its lines again (the later one carries them); it is changed when an edit changes lines it shows (the agent quoted them as the edit's old
 text): what it shows is no longer the file.
 Everything is folded in history order, so at step k only the steps before k count.
 """
@@ -52,8 +51,7 @@ class ViewUses:
         self.holders: dict[str, list[str]] = {}
         """Long line → part ids of the views that show it, oldest first."""
         self.superseded: dict[str, int] = {}
-        """Part id → the step at which a later view of its file showed most of its lines again,
-        or its file was deleted or moved away."""
+        """Part id → the step at which a later view of its file showed most of its lines again."""
         self.changed: dict[str, int] = {}
         """Part id → the first step at which an edit changed lines the view shows."""
 
@@ -81,11 +79,6 @@ class ViewUses:
         """An edit at `step` changed lines these views show (it quoted them as its old text)."""
         for part_id in part_ids:
             self.changed.setdefault(part_id, step)
-
-    def supersede(self, part_ids: Iterable[str], step: int) -> None:
-        """These views' file was deleted or moved away at `step`."""
-        for part_id in part_ids:
-            self.superseded.setdefault(part_id, step)
 
     def use(self, part_id: str, step: int) -> None:
         """The view was used at `step` (the newest view of a file changed then)."""

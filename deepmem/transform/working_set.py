@@ -21,12 +21,12 @@ leaves the set after it became old is cut at the first jump where that pays
 Views of the files being worked on stay *whole*, whatever their size. A file is worked on
 once the agent edited it, read it again, or the user or an open item of the todo list
 named it, by its name or by a code name (`humanModified`) that only it shows among the
-files read; each of its views stays whole until `PriceModel.rent_steps` steps pass without a
-use of that view (`deepmem.transform.view_uses`: a quote of its lines, a change of its file while it is
-the newest view of its path, a naming), and no longer once a later view shows it again or its
-file is deleted. An output nothing used for as long leaves the working set too, even while
-its file stays hot: a view other than the newest of its path, the newest once an edit changed
-lines it shows, the latest run of a repeated command. A file read once and not yet edited may be about to be: its
+files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
+(a read, an edit, a naming). Liveness is per view (`deepmem.transform.view_uses`): an output
+nothing used (a quote of its lines, a change of its file while it is the newest view of its
+path, a naming) for as long leaves the working set, and with it its wholeness, even while its
+file stays hot: a view other than the newest of its path, the newest once an edit changed lines
+it shows, the latest run of a repeated command; a view a later view shows again leaves at once. A file read once and not yet edited may be about to be: its
 view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
 whole file and copies its lines into the edits that follow, often several steps later; a
 view cut in the middle makes such an edit fail and the file be read again. The time comes
@@ -306,9 +306,6 @@ class WorkingSetBuilder:
         quoted = self.uses.quote(inputs, step)
         if quoted and touched.changed:
             self.uses.change(self.views_of(touched.changed, quoted), step)
-        gone = [change.path for change in touched.changes if change.action == "deleted"]
-        if gone and state.get("status") == "completed":
-            self.uses.supersede(self.views_of(gone), step)
         if touched.reads and state.get("status") == "completed":
             output = str(state.get("output") or "")
             self.add_read(View(touched.reads[0], touched.first_line, part_id, output), step)
@@ -328,10 +325,10 @@ class WorkingSetBuilder:
                 self.replaced.add(replaced)
             self.runs[command] = part_id
 
-    def views_of(self, paths: Iterable[str], among: set[str] | None = None) -> list[str]:
-        """Part ids of the views of files at these paths (only those `among` these, when given)."""
+    def views_of(self, paths: Iterable[str], among: set[str]) -> list[str]:
+        """Part ids of the views of files at these paths, among these."""
         return [view.part_id for path in paths for view in self.pages.get(file_name(path), ())
-                if (among is None or view.part_id in among) and same_file(view.path, path)]
+                if view.part_id in among and same_file(view.path, path)]
 
     def latest_views(self) -> set[str]:
         """Part ids of the newest view of each path."""
@@ -341,18 +338,10 @@ class WorkingSetBuilder:
                 latest[view.path] = view.part_id
         return set(latest.values())
 
-    def live(self, part_id: str, wait: int) -> bool:
-        """Whether an output was used within the last `wait` steps and no later view superseded it."""
-        return part_id not in self.uses.superseded and not self.uses.idle(part_id, self.step - wait)
-
-    def unused(self) -> frozenset[str]:
-        """The working-set outputs nothing used for `hot` steps: views other than the newest of
-        their path, the newest ones an edit changed, and the latest runs of repeated commands."""
-        outputs = set(self.repeated.values())
-        for views in self.files.values():
-            outputs |= views & self.outputs.keys()
-        outputs -= self.latest_views() - self.uses.changed.keys()
-        return frozenset(part_id for part_id in outputs if not self.live(part_id, self.hot))
+    def lapsed(self, part_id: str, newest: set[str]) -> bool:
+        """Whether an output is past its use: a later view superseded it, or it is not among the
+        `newest` views (of each path, no edit changed) and nothing used it for `hot` steps."""
+        return part_id in self.uses.superseded or (part_id not in newest and self.uses.idle(part_id, self.step - self.hot))
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
@@ -406,23 +395,27 @@ class WorkingSetBuilder:
         return recent
 
     def keep_whole(self) -> None:
-        """Choose the views kept whole now, and note when the others stopped being whole: the
-        working-set views of files worked on and touched within the last `hot` steps, or read
-        once within the last `fresh` (about to be edited), newest touch first while they fit; then
-        the older pages of the same files that their budget left out, while they still fit."""
+        """Note the working-set outputs past their use (`lapsed`), which leave the set, then choose
+        the views kept whole now, and note when the others stopped being whole: the working-set
+        views of files worked on and touched within the last `hot` steps, or read once within the
+        last `fresh` (about to be edited), newest touch first while they fit; then the older pages
+        of the same files that their budget left out, while they still fit."""
         hot = sorted(
             (touch, name)
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
             if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
+        newest = self.latest_views() - self.uses.changed.keys()
+        outputs = set(self.repeated.values()).union(*(views & self.outputs.keys() for views in self.files.values()))
+        idle = frozenset(part_id for part_id in outputs if self.lapsed(part_id, newest))
+        for part_id in idle - self.idle:
+            self.left[part_id] = self.step
+        self.idle = idle
         whole: set[str] = set()
         room = self.whole_budget
         for views in (self.files, self.page_views):
             for _, name in reversed(hot):
-                wait = self.hot if self.worked_on(name) else self.fresh
-                for part_id in sorted((views[name] & self.outputs.keys()) - whole):
-                    if not self.live(part_id, wait):
-                        continue
+                for part_id in sorted((views[name] & self.outputs.keys()) - whole - idle):
                     tokens = self.view_tokens(part_id, self.outputs[part_id])
                     if tokens <= room:
                         room -= tokens
@@ -430,10 +423,6 @@ class WorkingSetBuilder:
         for part_id in self.whole - whole:
             self.left[part_id] = self.step
         self.whole = frozenset(whole)
-        idle = self.unused()
-        for part_id in idle - self.idle:
-            self.left[part_id] = self.step
-        self.idle = idle
 
 
 def user_text(message: Message) -> str:
