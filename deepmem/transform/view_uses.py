@@ -1,13 +1,15 @@
 """View uses: when the agent last used each file view, and which views newer ones superseded.
 
-Liveness per view, not per file (`deepmem.transform.working_set` keeps a view whole only while it is
-in use). A view is used at the step that read it, at every step whose tool input quotes one
-of its lines (a line of at least `deepmem.transform.copied.COPIED_CHARS` characters: an edit's old
-text, a script's copied function), and, while it is the newest view of its path, at every
-step that changes the file. A view is superseded when a later view of its file shows most
-of its lines again (the later one carries them); it is changed when an edit changes lines it shows (the agent quoted them as the edit's old
-text): what it shows is no longer the file.
-Everything is folded in history order, so at step k only the steps before k count.
+Liveness per view, not per file (`deepmem.transform.working_set` keeps an output in the
+working set only while it is in use). A view is used at the step that read it, at every step
+whose tool input quotes one of its lines (a line of at least
+`deepmem.transform.copied.COPIED_CHARS` characters: an edit's old text, a script's copied
+function), and, while it is the newest view of its path, at every step that changes the
+file. A view is superseded when a later view of its file shows most of its lines again (the
+later one carries them); it is changed when an edit changes lines it shows (the agent quoted
+them as the edit's old text): what it shows is no longer the file. A command run is used at
+the step that ran it. Everything is folded in history order, so at step k only the steps
+before k count.
 """
 
 from __future__ import annotations

@@ -317,7 +317,7 @@ class WorkingSetBuilder:
                 if signature in self.repeated:
                     self.left[self.repeated[signature]] = step
                 self.repeated[signature] = part_id
-            self.uses.add_view(part_id, str(state.get("output") or ""), step, ())
+            self.uses.use(part_id, step)
             self.last_run[signature] = part_id
             command = f"{part.get('tool')}\x00{touched.command or signature}"
             replaced = self.runs.get(command)
