@@ -16,6 +16,7 @@ from deepmem.extractors.decisions import find_decisions
 from deepmem.extractors.errors import ErrorFinding, find_errors
 from deepmem.extractors.files import FileChange, files_modified
 from deepmem.extractors.lasting import Candidate, find_candidates
+from deepmem.extractors.looked import FileLooked, files_looked_at
 from deepmem.extractors.outcomes import Outcomes, find_outcomes
 from deepmem.extractors.progress import Progress, find_progress
 from deepmem.extractors.statements import Statement
@@ -35,6 +36,8 @@ class Findings(msgspec.Struct, frozen=True):
     """Statements worth keeping as memories (they go to notes.md for the next /dream)."""
     outcomes: Outcomes = Outcomes()
     """Commands that worked and definitions written (they go into the session's episode)."""
+    looked: tuple[FileLooked, ...] = ()
+    """Files read or searched in and never changed, the most used first."""
 
 
 EXTRACTORS: dict[str, Callable[[Timeline], object]] = {
@@ -46,6 +49,7 @@ EXTRACTORS: dict[str, Callable[[Timeline], object]] = {
     "context": find_context,
     "candidates": find_candidates,
     "outcomes": find_outcomes,
+    "looked": files_looked_at,
 }
 """Findings field → the extractor that fills it."""
 

@@ -1,7 +1,8 @@
 """The user's requests: what they typed, and what they said when refusing a call, oldest first.
 
 A request is user-typed text with the agent's own wrappers taken out (`<command-name>`,
-`<local-command-stdout>`, `<system-reminder>` blocks; the arguments of a slash command stay).
+`<local-command-stdout>`, `<system-reminder>`, `<task-notification>` blocks, Codex's `<permissions instructions>`
+and `<environment_context>`; the arguments of a slash command stay).
 Claude Code's own note that the user stopped a turn ("[Request interrupted by user]") is no request either.
 A handoff written at an earlier compaction (Claude Code's "This session is being continued…",
 deepmem's own handoff line) is no request: it is what the session was carried on from. A
@@ -22,10 +23,13 @@ from deepmem.extractors.calls import Timeline
 from deepmem.extractors.errors import call_label
 
 WRAPPERS = re.compile(
-    r"<(command-name|command-message|local-command-stdout|local-command-stderr|local-command-caveat|system-reminder)>"
-    r".*?</\1>",
+    r"<(command-name|command-message|local-command-stdout|local-command-stderr|local-command-caveat|system-reminder"
+    r"|task-notification|permissions instructions|environment_context|collaboration_mode|apps_instructions"
+    r"|skills_instructions|plugins_instructions|app-context|multi_agent_mode|model_switch|turn_aborted)>.*?</\1>",
     re.S,
 )
+"""What the agent writes into a user message: Claude Code's command wrappers, reminders and a background task's
+notification, Codex's instructions and environment blocks."""
 TAGS = re.compile(r"</?command-args>")
 INTERRUPTED = re.compile(r"\[Request interrupted by user[^\]\n]*\]")
 BLOB = re.compile(r"(?:[A-Za-z0-9+/=]{60,}\s+)+[A-Za-z0-9+/=]*[0-9+/=][A-Za-z0-9+/=]*|[A-Za-z0-9+/=]{100,}")

@@ -133,6 +133,13 @@ FORMATS: list[tuple[str, str, str, str]] = [
     ("netrc-password", "spoken-password", PASSWORD, "machine api.heroku.com login me@x.io password {}"),
     ("assignment-split-across-lines", "assignment", PASSWORD, 'db_password =\n    "{}"'),
     ("yaml-value-on-next-line", "assignment", PASSWORD, "database:\n  password:\n    {}\n"),
+    ("heroku-named-before", "heroku-key", "-".join(chars("heroku-cli", n, LOWER_HEX) for n in (8, 4, 4, 4, 12)),
+     "heroku auth:token printed {} for the deploy"),
+    ("heroku-named-after", "heroku-key", "-".join(chars("heroku-after", n, LOWER_HEX) for n in (8, 4, 4, 4, 12)),
+     "use {} (that is the Heroku one)"),
+    ("snyk-token", "snyk-key", "-".join(chars("snyk", n, LOWER_HEX) for n in (8, 4, 4, 4, 12)), "SNYK_TOKEN is {}"),
+    ("datadog-api-key", "datadog-key", chars("datadog", 32, LOWER_HEX), "DD_API_KEY: {}"),
+    ("sentry-auth-token", "sentry-key", chars("sentry-auth", 64, LOWER_HEX), "sentry-cli login --auth-token {}"),
 ]
-"""69 formats; `kind` is what the marker names (detect-secrets' secret type, or our rule's name). Every
+"""74 formats; `kind` is what the marker names (detect-secrets' secret type, or our rule's name). Every
 detect-secrets regex plugin has one at least, multi-line keys and assignments split across lines among them."""

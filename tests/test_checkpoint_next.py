@@ -9,9 +9,9 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, compact, resume_block
-from deepmem.checkpoints.quotes import REQUEST_FLOOR
 from deepmem.checkpoints.render import (
     CHECKPOINT_TOKENS,
+    LONG_REQUEST_TOKENS,
     SECTIONS,
     checkpoint_sections,
 )
@@ -229,7 +229,7 @@ def test_a_request_of_5000_words_keeps_the_lines_that_name_files_and_steps_withi
     assert newest.endswith("\n> and run `make check` when done"), "kept in the request's own order"
     assert newest.count("> We should think again") == 1, "lines that say nothing new are quoted once"
     assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS
-    assert "of 482 lines, those naming files, code, commands and steps first:" in markdown
+    assert "of 482 lines, the user's own words first, then those naming files, code, commands and steps:" in markdown
     block = resume_block(tmp_path)
     assert block is not None and estimate_tokens(block) <= RESUME_BUDGET_TOKENS and "config/defaults.toml" in block
 
@@ -285,16 +285,21 @@ def test_a_cut_resume_block_fits_its_budget_in_real_tokens_and_keeps_the_newest_
     assert all(line in block for line in REVIEW.splitlines()), "the newest request's lines stay whole when cut"
 
 
-def test_the_newest_request_gets_what_the_rest_of_the_checkpoint_leaves(tmp_path: Path) -> None:
-    """checkpoint.md stays within 1,500 tokens: beside a long list of files the newest request is cut sooner, but
-    keeps its floor and the lines that name files first; the first request keeps its floor too."""
+def test_a_long_newest_request_grows_the_checkpoint_up_to_its_cap(tmp_path: Path) -> None:
+    """Beside a long list of files, a plan of 40 steps is kept whole by growing checkpoint.md past 1,500 tokens; a
+    plan of 400 steps is cut at the cap, 3,000 tokens in all, and the files modified keep their lines."""
     plan = "\n".join([f"Step {n}: move the handler of route {n} behind the new router in internal/routes/r{n}.go"
                       for n in range(40)])
     markdown = checkpoint_of([*many_changes(36), user(plan)], tmp_path)
-    assert "newest request (step 36), " in markdown, "cut"
-    assert REQUEST_FLOOR * 0.9 <= estimate_tokens(quoted_newest(markdown)) <= REQUEST_FLOOR * 1.5
-    assert "> Rename the handlers across the service" in markdown
-    assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS
+    assert "- newest request (step 36):\n" in markdown and all(f"> {line}\n" in markdown for line in plan.splitlines())
+    assert "> Rename the handlers across the service" in markdown, "the first request keeps its floor"
+    assert CHECKPOINT_TOKENS < TokenCounter().count(markdown) <= CHECKPOINT_TOKENS + LONG_REQUEST_TOKENS
+    huge = "\n".join([f"Step {n}: move the handler of route {n} behind router {n % 7} in internal/routes/r{n}.go"
+                      for n in range(400)])
+    markdown = checkpoint_of([*many_changes(36), user(huge)], tmp_path)
+    assert "- newest request (step 36), " in markdown and " of 400 lines" in markdown, "cut"
+    assert TokenCounter().count(markdown) <= CHECKPOINT_TOKENS + LONG_REQUEST_TOKENS
+    assert "`internal/handlers/handler_35.go`" in markdown and "`internal/handlers/handler_00.go`" in markdown
 
 
 def test_a_session_carried_on_from_a_summary(tmp_path: Path) -> None:

@@ -5,7 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.runners.compactions import CATEGORIES, TEXTS, Need, compaction_pairs, measure, pooled, requests
+from bench.runners.compactions import (
+    CATEGORIES,
+    SPLIT_TEXTS,
+    TEXTS,
+    Need,
+    compaction_pairs,
+    measure,
+    measure_splits,
+    pooled,
+    requests,
+    split_points,
+    word_count,
+)
 
 ROOT = "/repo"
 
@@ -43,7 +55,7 @@ LATER = [
 
 
 def test_the_need_is_what_the_continuation_uses_that_was_visible_before() -> None:
-    need = Need(EARLIER, LATER)
+    need = Need(EARLIER, LATER[1:])
     assert need.files == ["cmd/lex.go"]
     assert need.first == ["lex.go"]
     assert need.commands == ["go test"], "a filter after a pipe is no command run, and git status is not rerun"
@@ -58,7 +70,7 @@ def test_requests_leave_out_command_wrappers_and_the_summary() -> None:
 
 
 def test_a_text_scores_its_hits_and_names_its_misses() -> None:
-    need = Need(EARLIER, LATER)
+    need = Need(EARLIER, LATER[1:])
     scores = need.score("Next: report parser errors in `cmd/lex.go` (`parseLine`); run `go test ./cmd/...`; see util.go")
     assert scores["files_full_path"] == {"hits": 1, "total": 1, "missed": []}
     assert scores["commands"]["hits"] == 1 and scores["identifiers"]["hits"] == 1
@@ -85,3 +97,36 @@ def test_the_task_score_is_split_between_short_and_long_requests() -> None:
     table = pooled([row(9, 10), row(20, 41), row(30, 60)])["checkpoint"]
     assert table["task"] == 59 / 111
     assert table["task_short_requests"] == 9 / 10 and table["task_long_requests"] == 50 / 101
+
+
+LONG = " ".join(f"word{n} of the plan for the parser" for n in range(20))
+
+
+def test_a_split_point_follows_each_request_of_more_than_100_words() -> None:
+    messages = [user("short one"), assistant(tool("read", filePath=f"{ROOT}/cmd/parse.go")), user(LONG),
+                assistant(tool("read", filePath=f"{ROOT}/cmd/lex.go")), user(LONG + " again"), user("和" * 101),
+                assistant({"type": "text", "text": "ok"}), user(LONG)]
+    assert word_count("解析器 parser") == 4 and word_count(LONG) == 140
+    assert split_points(messages) == [2, 4, 5], "none after the last request: nothing follows it"
+
+
+def test_a_split_point_inside_a_tool_call_that_never_returned(tmp_path: Path) -> None:
+    running = {"type": "tool", "tool": "bash", "state": {"status": "running", "input": {"command": "go test ./..."}}}
+    messages = [user("Make the parser accept comments"), assistant(running), user(LONG),
+                assistant(tool("read", filePath=f"{ROOT}/cmd/parse.go")),
+                assistant(tool("bash", command="go test ./cmd/...")), assistant({"type": "text", "text": "parser plan"})]
+    (tmp_path / "s.json").write_text(json.dumps({"info": {"id": "s"}, "messages": messages}))
+    rows = measure_splits(tmp_path)
+    assert [row["split_after_message"] for row in rows] == [2]
+    assert set(rows[0]["texts"]) == set(SPLIT_TEXTS)
+    checkpoint = rows[0]["texts"]["checkpoint"]
+    assert checkpoint["task"]["hits"] == checkpoint["task"]["total"] > 0, "the long request is quoted"
+
+
+def test_a_compaction_with_no_request_since_the_last_one(tmp_path: Path) -> None:
+    later = [LATER[0], assistant(tool("read", filePath=f"{ROOT}/cmd/lex.go"))]
+    for name, messages in (("s.json", EARLIER), ("s-c1.json", LATER), ("s-c2.json", later)):
+        (tmp_path / name).write_text(json.dumps({"info": {"id": name}, "messages": messages}))
+    rows = measure(tmp_path)
+    assert [row["later"] for row in rows] == ["s-c1.json", "s-c2.json"]
+    assert rows[1]["texts"]["checkpoint"]["task"]["total"] == 0 and rows[1]["newest_request_tokens"] == 0

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from deepmem.bridge.server import setup_logging
+from deepmem.checkpoints.api import compact, resume_block
 from deepmem.project.config import memory_dir
 from deepmem.project.folder import Project
 from deepmem.vault.redact import Redactor
 
-from .secret_formats import FORMATS
+from .secret_formats import FORMATS, LOWER_HEX, chars
 
 
 def pieces(secret: str, width: int = 12) -> set[str]:
@@ -29,6 +30,34 @@ def test_each_format_is_redacted_and_named(name: str, kind: str, secret: str, li
     assert not [piece for piece in pieces(secret) if piece in redacted], "a piece of the secret is left in clear"
     assert kind in {found_kind for found_kind, _ in found}
     assert Redactor().text(redacted) == redacted
+
+
+@pytest.mark.parametrize("text", [
+    "session 2026-01-19-c2b51eb0-d0e9-43cf-b431-42c05d49450b.json was exported",
+    "see the heroku docs\nrequest id c2b51eb0-d0e9-43cf-b431-42c05d49450b",
+    "deploy with vercel from the branch namedsomethinglonger",
+    "git log 0123456789abcdef0123456789abcdef01234567 circleci",
+])
+def test_a_service_shaped_value_without_its_service_on_the_line_stays(text: str) -> None:
+    """The id of a session, a value on another line than the service's name, a plain word: not a credential. (A
+    commit hash beside `circleci` is: the line names the service, as a keyword rule would take it.)"""
+    redacted = Redactor().text(text)
+    assert (redacted == text) == ("circleci" not in text)
+
+
+def test_a_credential_named_by_its_service_in_a_request_never_reaches_the_checkpoint(tmp_path: Path) -> None:
+    """The request quoted in checkpoint.md and the resume block holds the key it named, in clear before."""
+    key = "-".join(chars("heroku-request", n, LOWER_HEX) for n in (8, 4, 4, 4, 12))
+    request = f"Deploy it to our staging app. heroku login worked, the token is {key} if you need it again."
+    messages = [{"info": {"role": "user", "id": "m1"}, "parts": [{"type": "text", "text": request}]},
+                {"info": {"role": "assistant", "id": "m2", "path": {"root": str(tmp_path), "cwd": str(tmp_path)}},
+                 "parts": [{"type": "text", "text": "Deploying."}]}]
+    result = compact(Project.load(tmp_path), "ses_heroku", messages)
+    assert not result.get("error") and "staging app" in result["prompt"]
+    written = [Path(path).read_text(encoding="utf-8") for path in result["written"] if path.endswith(".md")]
+    assert written and all(key not in text and "[REDACTED:heroku-key]" in text for text in written)
+    block = resume_block(tmp_path)
+    assert block is not None and key not in block and "[REDACTED:heroku-key]" in block
 
 
 def test_the_table_covers_at_least_thirty_formats() -> None:

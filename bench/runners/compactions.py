@@ -1,4 +1,4 @@
-"""Real compactions: does a text handed over at a compaction hold what the continuation went on to need?
+"""Real compactions and long requests: does a text handed over at a split hold what the continuation went on to need?
 
     python -m bench.runners.compactions [CORPUS] [--out FILE]
 
@@ -30,11 +30,19 @@ The categories:
   C reads, changes or searches (the same file by its path's end).
 
 A request is a user-typed text that is not the compaction summary and not one of the
-wrappers Claude Code writes around its own commands (`<command-name>`, `<local-command-stdout>`).
-Pooled figures sum hits and totals over every compaction; the task score is also given apart for
+wrappers the agent writes into a user message (`<command-name>`, `<local-command-stdout>`, a background
+task's `<task-notification>`, Codex's `<permissions instructions>`: `deepmem.extractors.requests.WRAPPERS`).
+Split points after long requests: real compactions after a long request are few, long requests
+are not. Every session of the corpus (each segment of a compacted one too) is also split just
+after each user request of more than `SPLIT_WORDS` words (a CJK character counts as a word):
+E is the session up to and with that request, C the rest of the session (the split is skipped
+when C holds no tool call or reply). There is no model summary there: checkpoint.md, the resume
+block and trivial are scored with the same rules.
+
+Pooled figures sum hits and totals over every compaction (and apart, every split point); the task score is also given apart for
 short and long requests (a long one leaves more than 40 content words for the continuation to
 use: a pasted plan, a review, a bug report). Tokens are o200k. Writes one row
-per compaction, with the misses, to `bench/results/compactions-<corpus>.json`.
+per compaction and per split point, with the misses, to `bench/results/compactions-<corpus>.json`.
 """
 
 from __future__ import annotations
@@ -50,12 +58,13 @@ from typing import Any
 
 import orjson
 
-from bench.corpora import corpus_folder, corpus_name, load_messages
+from bench.corpora import corpus_folder, corpus_name, load_messages, session_paths
 from bench.report import RESULTS
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import compact, resume_block
 from deepmem.extractors.calls import Timeline, build_timeline
 from deepmem.extractors.files import calls_touching, project_path
+from deepmem.extractors.requests import WRAPPERS
 from deepmem.history import visible_text
 from deepmem.project.config import memory_dir
 from deepmem.project.folder import Project
@@ -67,7 +76,6 @@ from deepmem.types import Message
 SEGMENT = re.compile(r"^(?P<base>.+?)-c(?P<n>\d+)\.json$")
 FIRST_STEPS = 30
 LAST_REQUESTS = 3
-WRAPPERS = re.compile(r"<(command-name|command-message|local-command-stdout|local-command-caveat|system-reminder)>.*?</\1>", re.S)
 TAG = re.compile(r"</?[\w-]+>")
 SUMMARY_OPENING = "This session is being continued from a previous conversation"
 WORD = re.compile(r"[^\W\d_][\w'-]*")
@@ -93,6 +101,10 @@ TEXTS = ("checkpoint", "resume", "llm_summary", "trivial")
 LONG_REQUEST_WORDS = 40
 """A compaction whose task holds more than this many content words follows a long request."""
 TASK_SPLIT = {"task_short_requests": False, "task_long_requests": True}
+SPLIT_WORDS = 100
+"""A user request of more than this many words is followed by a split point."""
+SPLIT_TEXTS = ("checkpoint", "resume", "trivial")
+"""The texts scored at a split point: there is no model summary there."""
 
 
 def compaction_pairs(folder: Path) -> list[tuple[Path, Path]]:
@@ -111,17 +123,34 @@ def compaction_pairs(folder: Path) -> list[tuple[Path, Path]]:
 
 def requests(messages: list[Message]) -> list[str]:
     """The user's own requests, oldest first (wrappers and the compaction summary left out)."""
+    return [text for message in messages for text in message_requests(message)]
+
+
+def message_requests(message: Message) -> list[str]:
+    """The requests one message holds (none but in a user message)."""
+    if message["info"].get("role") != "user":
+        return []
     found = []
-    for message in messages:
-        if message["info"].get("role") != "user":
+    for part in message.get("parts") or ():
+        if part.get("type") != "text" or part.get("synthetic") or not isinstance(part.get("text"), str):
             continue
-        for part in message.get("parts") or ():
-            if part.get("type") != "text" or part.get("synthetic") or not isinstance(part.get("text"), str):
-                continue
-            text = TAG.sub(" ", WRAPPERS.sub(" ", part["text"])).strip()
-            if text and not text.startswith(SUMMARY_OPENING) and not text.startswith("[Request interrupted"):
-                found.append(text)
+        text = TAG.sub(" ", WRAPPERS.sub(" ", part["text"])).strip()
+        if text and not text.startswith(SUMMARY_OPENING) and not text.startswith("[Request interrupted"):
+            found.append(text)
     return found
+
+
+def word_count(text: str) -> int:
+    """Words of a text: whitespace-separated words, each CJK character one word."""
+    return len(CJK.sub(" ", text).split()) + sum(len(run) for run in CJK.findall(text))
+
+
+def split_points(messages: list[Message]) -> list[int]:
+    """Indexes of the user messages holding a request of more than SPLIT_WORDS words that something follows:
+    the session is split just after each."""
+    return [i for i, message in enumerate(messages)
+            if any(word_count(text) > SPLIT_WORDS for text in message_requests(message))
+            and any(m["info"].get("role") == "assistant" and m.get("parts") for m in messages[i + 1:])]
 
 
 def content_words(text: str) -> set[str]:
@@ -205,14 +234,15 @@ class Need:
     """What a continuation needs, each item visible in the earlier segment, by category."""
 
     def __init__(self, earlier: list[Message], later: list[Message]) -> None:
+        """`later` is the continuation without the summary handed over (if any)."""
         before = segment_text(earlier)
         before_timeline = build_timeline(earlier)
-        timeline = build_timeline(later[1:])
+        timeline = build_timeline(later)
         self.used = files_used(timeline)
         self.files = [f for f in self.used if f in before or has_word(before, f)]
         self.first = sorted({file_name(f) for f in files_used(timeline, FIRST_STEPS) if has_word(before, file_name(f))})
         self.commands = sorted(command_keys(timeline) & command_keys(before_timeline))
-        later_words = content_words(segment_text([m for m in later[1:] if m["info"].get("role") == "user"]) + "\n"
+        later_words = content_words(segment_text([m for m in later if m["info"].get("role") == "user"]) + "\n"
                                     + "\n".join(p.text for p in timeline.prose) + "\n"
                                     + "\n".join(orjson.dumps(c.input).decode() for c in timeline.calls))
         asked = content_words("\n".join(requests(earlier)[-LAST_REQUESTS:]))
@@ -242,19 +272,23 @@ def tally(items: Iterable[str], found: Any) -> dict[str, Any]:
     return {"hits": len(items) - len(missed), "total": len(items), "missed": missed}
 
 
-def texts_at(earlier: Path, later: list[Message], earlier_messages: list[Message]) -> dict[str, str]:
-    """The four texts handed over at one compaction."""
+def texts_at(name: str, earlier_messages: list[Message]) -> dict[str, str]:
+    """checkpoint.md, the resume block and trivial, handed over after the earlier messages."""
     with tempfile.TemporaryDirectory() as root:
-        result = compact(Project.load(root), earlier.stem, earlier_messages)
+        result = compact(Project.load(root), name, earlier_messages)
         if result.get("error"):
-            raise SystemExit(f"{earlier.name}: compact failed: {result['error']}")
+            raise SystemExit(f"{name}: compact failed: {result['error']}")
         checkpoint = (memory_dir(root) / "checkpoint.md").read_text(encoding="utf-8")
         resume = resume_block(root) or ""
-    summary = next((p.get("text", "") for p in later[0].get("parts") or () if p.get("type") == "text"), "")
     timeline = build_timeline(earlier_messages)
     changed = [f for f in files_used(timeline) if f in changed_files(timeline)]
     trivial = "\n\n".join(requests(earlier_messages)[-LAST_REQUESTS:]) + "\n\nFiles edited:\n" + "\n".join(changed)
-    return {"checkpoint": checkpoint, "resume": resume, "llm_summary": summary, "trivial": trivial}
+    return {"checkpoint": checkpoint, "resume": resume, "trivial": trivial}
+
+
+def summary_of(later: list[Message]) -> str:
+    """The summary the agent's model wrote: the continuation's first user text."""
+    return next((p.get("text", "") for p in later[0].get("parts") or () if p.get("type") == "text"), "")
 
 
 def changed_files(timeline: Timeline) -> set[str]:
@@ -272,28 +306,45 @@ def measure(folder: Path) -> list[dict[str, Any]]:
     rows = []
     for earlier, later_path in compaction_pairs(folder):
         earlier_messages, later = load_messages(earlier), load_messages(later_path)
-        need = Need(earlier_messages, later)
-        texts = texts_at(earlier, later, earlier_messages)
-        asked = requests(earlier_messages)
-        rows.append({
-            "earlier": earlier.name,
-            "later": later_path.name,
-            "newest_request_tokens": counter.count(asked[-1]) if asked else 0,
-            "texts": {name: {"tokens": counter.count(text), **need.score(text)} for name, text in texts.items()},
-        })
+        texts = {**texts_at(earlier.stem, earlier_messages), "llm_summary": summary_of(later)}
+        rows.append({"earlier": earlier.name, "later": later_path.name,
+                     **scored(counter, earlier_messages, later[1:], texts)})
     return rows
 
 
-def pooled(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def measure_splits(folder: Path) -> list[dict[str, Any]]:
+    """One row per split point after a long request, of every session of the corpus, scored as `measure` does."""
+    counter = TokenCounter()
+    rows = []
+    for path in session_paths(folder):
+        messages = load_messages(path)
+        for index in split_points(messages):
+            earlier = messages[: index + 1]
+            rows.append({"session": path.name, "split_after_message": index,
+                         **scored(counter, earlier, messages[index + 1:], texts_at(path.stem, earlier))})
+    return rows
+
+
+def scored(counter: TokenCounter, earlier: list[Message], later: list[Message], texts: dict[str, str]) -> dict[str, Any]:
+    """The o200k tokens of the earlier part's newest request, and each text's tokens and scores against the need
+    of the later part."""
+    need = Need(earlier, later)
+    asked = requests(earlier)
+    return {"newest_request_tokens": counter.count(asked[-1]) if asked else 0,
+            "texts": {name: {"tokens": counter.count(text), **need.score(text)} for name, text in texts.items()}}
+
+
+def pooled(rows: list[dict[str, Any]], texts: Iterable[str] = TEXTS) -> dict[str, dict[str, float]]:
     """Per text: each category's hits over totals, summed over the rows, the task score apart for short and
-    long requests; median tokens."""
+    long requests; median and largest tokens."""
     table: dict[str, dict[str, float]] = {}
-    for name in TEXTS:
+    for name in texts:
         scores = [row["texts"][name] for row in rows]
         table[name] = {category: share(scores, category) for category in CATEGORIES}
         for split, long in TASK_SPLIT.items():
             table[name][split] = share([s for s in scores if is_long(s) == long], "task")
         table[name]["tokens_median"] = statistics.median(s["tokens"] for s in scores) if scores else 0
+        table[name]["tokens_max"] = max((s["tokens"] for s in scores), default=0)
     return table
 
 
@@ -307,17 +358,19 @@ def is_long(score: dict[str, Any]) -> bool:
     return score["task"]["total"] > LONG_REQUEST_WORDS
 
 
-def print_table(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], corpus: str) -> None:
+def print_table(table: dict[str, dict[str, float]], rows: list[dict[str, Any]], title: str) -> None:
     """The pooled figures, one line per category, then the task score for short and long requests."""
-    print(f"{corpus}: {len(rows)} compactions, pooled")
-    print(f"{'':28}" + "".join(f"{name:>14}" for name in TEXTS))
+    texts = list(table)
+    print(f"{title}: {len(rows)}, pooled")
+    print(f"{'':28}" + "".join(f"{name:>14}" for name in texts))
     longs = sum(is_long(row["texts"]["checkpoint"]) for row in rows)
     counts = {"task_short_requests": len(rows) - longs, "task_long_requests": longs}
     for category in CATEGORIES:
-        print(f"{category:28}" + "".join(f"{table[name][category]:14.2f}" for name in TEXTS))
+        print(f"{category:28}" + "".join(f"{table[name][category]:14.2f}" for name in texts))
     for split, count in counts.items():
-        print(f"{f'{split} ({count})':28}" + "".join(f"{table[name][split]:14.2f}" for name in TEXTS))
-    print(f"{'tokens (median)':28}" + "".join(f"{table[name]['tokens_median']:14,.0f}" for name in TEXTS))
+        print(f"{f'{split} ({count})':28}" + "".join(f"{table[name][split]:14.2f}" for name in texts))
+    for key in ("tokens_median", "tokens_max"):
+        print(f"{key:28}" + "".join(f"{table[name][key]:14,.0f}" for name in texts))
     sizes = sorted(row["newest_request_tokens"] for row in rows)
     if sizes:
         print(f"newest request, tokens: median {statistics.median(sizes):,.0f}, "
@@ -331,11 +384,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=None, help="where the rows go (default bench/results/compactions-CORPUS.json)")
     args = parser.parse_args(argv)
     name = corpus_name(args.corpus)
-    rows = measure(args.corpus)
-    table = pooled(rows)
-    print_table(table, rows, name)
+    rows, splits = measure(args.corpus), measure_splits(args.corpus)
+    table, split_table = pooled(rows), pooled(splits, SPLIT_TEXTS)
+    if rows:
+        print_table(table, rows, f"{name}: real compactions")
+    print_table(split_table, splits, f"{name}: split points after requests of more than {SPLIT_WORDS} words")
     out = args.out or RESULTS / f"compactions-{name}.json"
-    out.write_bytes(orjson.dumps({"corpus": name, "compactions": len(rows), "pooled": table, "rows": rows},
+    out.write_bytes(orjson.dumps({"corpus": name, "compactions": len(rows), "pooled": table, "rows": rows,
+                                  "split_points": len(splits), "split_pooled": split_table, "split_rows": splits},
                                  option=orjson.OPT_INDENT_2))
     print(f"rows: {out}")
 

@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from deepmem.checkpoints.episode import episode_text, session_time
-from deepmem.checkpoints.fit import fit_sections
+from deepmem.checkpoints.fit import fit_sections, section_chosen
+from deepmem.checkpoints.quotes import quotes_within
 from deepmem.checkpoints.render import (
     END_MARK,
     ESTIMATE_ERROR,
@@ -27,17 +28,22 @@ from deepmem.checkpoints.store import (
 )
 from deepmem.extractors import Findings, extract
 from deepmem.extractors.calls import exit_code
+from deepmem.extractors.looked import SEARCH_TOOLS
 from deepmem.history import history_tokens
 from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
 from deepmem.project.config import memory_dir
 from deepmem.project.folder import Project
+from deepmem.tokens import tokens_for_cap
 from deepmem.types import DeepmemError, InputError, Message
 from deepmem.vault.disk import locked
 from deepmem.vault.redact import Redactor
 from deepmem.vault.sessionio import validate_messages
 
 RESUME_BUDGET_TOKENS = 1_000
+RESUME_TASK_FLOOR = 450
+"""The tokens the requests quoted keep in a resume block however much the other sections take."""
+TASK_SECTION = "Task overview"
 RELATED_GOAL_CHARS = 100
 """A related earlier session's goal is cut to this many characters in the resume block."""
 """The resume block's cap: with the memory block and the first whisper, a start under 1,500 tokens (median) on
@@ -54,6 +60,8 @@ CONTINUATION_OPEN = (
 )
 QUIET_OUTPUT_CHARS = 200
 """What the extractors keep of a call's output when it did not fail: room for a `<returncode>` wrapper."""
+SEARCH_OUTPUT_CHARS = 2_000
+"""What they keep of a search's (`grep`, `glob`): the files it found, a few dozen paths (`deepmem.extractors.looked`)."""
 
 
 def compact(root: Project, session_id: str, messages: list[Message]) -> dict[str, Any]:
@@ -120,14 +128,16 @@ def extraction_view(messages: object, redactor: Redactor) -> object:
 
 
 def quiet_output_cut(part: object) -> object:
-    """A tool part whose call completed without a failing exit, its output cut to its head; any other part as it is."""
+    """A tool part whose call completed without a failing exit, its output cut to its head (a search's to the files it
+    found); any other part as it is."""
     state = part.get("state") if isinstance(part, dict) and part.get("type") == "tool" else None
     if not isinstance(state, dict) or state.get("status") != "completed" or not isinstance(state.get("output"), str):
         return part
     output = state["output"]
-    if exit_code(state, output) or len(output) <= QUIET_OUTPUT_CHARS:
+    keep = SEARCH_OUTPUT_CHARS if part.get("tool") in SEARCH_TOOLS else QUIET_OUTPUT_CHARS
+    if exit_code(state, output) or len(output) <= keep:
         return part
-    return {**part, "state": {**state, "output": output[:QUIET_OUTPUT_CHARS]}}
+    return {**part, "state": {**state, "output": output[:keep]}}
 
 
 def findings_for(messages: object) -> Findings:
@@ -162,9 +172,15 @@ def block_body(checkpoint: str) -> str:
 
 def fitted_block(opening: str, body: str, budget: int) -> str:
     """The body between `opening` and the close, its sections cut to their shares until it fits `budget` tokens
-    (estimated, less the estimate's error, so that it fits in the model's own tokens too)."""
+    (estimated, less the estimate's error, so that it fits in the model's own tokens too). The requests quoted take
+    what the other sections leave, but at least RESUME_TASK_FLOOR, their lines naming the work first: a long request
+    does not crowd out the files and commands."""
     room = int(budget / (1 + ESTIMATE_ERROR))
-    return opening + fit_sections(body, room, SECTION_WEIGHTS, opening + RESUME_CLOSE) + RESUME_CLOSE
+    around = opening + RESUME_CLOSE
+    others = tokens_for_cap(around + section_chosen(body, TASK_SECTION, lambda lines: []))
+    left = max(room - others, RESUME_TASK_FLOOR)
+    body = section_chosen(body, TASK_SECTION, lambda lines: quotes_within(lines, left))
+    return opening + fit_sections(body, room, SECTION_WEIGHTS, around) + RESUME_CLOSE
 
 
 def related_section(root: str | os.PathLike[str]) -> str:

@@ -9,7 +9,7 @@ for every share tried).
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from deepmem.tokens import tokens_for_cap
 
@@ -37,6 +37,15 @@ def fit_sections(markdown: str, room: int, weights: Mapping[str, float], around:
         else:
             high = level - 1
     return clip_lines(shared_out(head, weighted, low), room - tokens_for_cap(around))
+
+
+def section_chosen(markdown: str, title: str, choose: Callable[[list[str]], list[str]]) -> str:
+    """The markdown with the lines of the section `title` replaced by what `choose` keeps of them."""
+    head, sections = split_sections(markdown)
+    out = list(head)
+    for name, lines in sections:
+        out += [name, *(choose(lines) if name[3:] == title else lines), ""]
+    return "\n".join(out) + "\n"
 
 
 def split_sections(markdown: str) -> tuple[list[str], list[tuple[str, list[str]]]]:

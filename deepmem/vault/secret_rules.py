@@ -178,6 +178,50 @@ def _rule(kind: str, needles: tuple[str, ...], pattern: str, check: bool = False
     return Rule(kind, re.compile(pattern), needles, _value_is_secret if check else None)
 
 
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+SERVICES = (
+    ("heroku", ("heroku",), UUID),
+    ("snyk", ("snyk",), UUID),
+    ("codecov", ("codecov",), UUID),
+    ("newrelic", ("newrelic", "new_relic", "nrak"), r"NRAK-[A-Z0-9]{27}"),
+    ("datadog", ("datadog", "dd_api_key", "dd_app_key", "dd_application_key"), r"[0-9a-f]{32}|[0-9a-f]{40}"),
+    ("algolia", ("algolia",), r"[0-9a-f]{32}"),
+    ("circleci", ("circleci", "circle_token"), r"[0-9a-f]{40}"),
+    ("sentry", ("sentry",), r"[0-9a-f]{64}"),
+    ("linode", ("linode",), r"[0-9a-f]{64}"),
+    ("cloudflare", ("cloudflare", "cf_api_token", "cf_api_key"), r"[A-Za-z0-9_-]{40}|[0-9a-f]{37}"),
+    ("fastly", ("fastly",), r"[A-Za-z0-9_-]{32}"),
+    ("vercel", ("vercel",), r"[A-Za-z0-9]{24}"),
+    ("netlify", ("netlify",), r"[A-Za-z0-9_-]{43,45}"),
+    ("okta", ("okta",), r"00[A-Za-z0-9_-]{40}"),
+    ("pagerduty", ("pagerduty",), r"[A-Za-z0-9_+-]{20}"),
+    ("mailgun", ("mailgun",), r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"),
+)
+"""(service, the words that name it on a line, its name or its variables' names, in lower case; the shape of its
+keys): a value in that shape standing alone, letters mixed with digits, on a line that names the service is its
+credential, wherever the name stands on the line (`heroku auth:token` then the key, `HEROKU_API_KEY=`, the key then
+`# heroku`), as keyword rules of secret scanners do."""
+
+
+def service_rules() -> tuple[Rule, ...]:
+    """A rule per service of SERVICES: a value of the service's shape, standing alone, on a line that names it."""
+    return tuple(Rule(f"{service}-key", re.compile(rf"(?<![\w+/.-])(?P<secret>{shape})(?![\w+/=-])"), words,
+                      _on_a_line_naming(words)) for service, words, shape in SERVICES)
+
+
+def _on_a_line_naming(words: tuple[str, ...]) -> Callable[[re.Match[str]], bool]:
+    named = re.compile(rf"(?i)(?<![a-z])(?:{'|'.join(map(re.escape, words))})(?![a-z])")
+
+    def on_the_line(match: re.Match[str]) -> bool:
+        text = match.string
+        start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
+        line = text[start:] if end < 0 else text[start:end]
+        value = match.group("secret")
+        return named.search(line.replace(value, " ")) is not None and _is_random(value)
+
+    return on_the_line
+
+
 FIRST_RULES = (
     _rule("private-key", ("private key", "putty-user-key"),
           r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
@@ -196,8 +240,7 @@ OWN_RULES = (
     _rule("slack-token", ("xox",), r"\bxox[abposre]-(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{10,}"),
     _rule("stripe-key", ("k_live_", "k_test_"), r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
     _rule("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-    _rule("heroku-key", ("heroku",),
-          r"(?i)heroku\w*[\"']?[ \t]*[:=][ \t]*[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"),
+    *service_rules(),
     _rule("docker-auth", ("\"auth\"",), r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{12,}={0,2})\""),
     _rule("azure-connection-string", ("accountkey=", "sharedaccesskey=", "sharedaccesssignature="),
           r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<secret>[^;\s\"']{16,})"),
