@@ -632,3 +632,28 @@ def test_the_cache_mark_travels_as_an_edit_keeping_the_parts_metadata_and_moves(
         marks.append(marked[0]["id"] if marked else None)
     engine.close()
     assert len({mark for mark in marks if mark}) >= 2, marks
+
+
+
+def boundaries_under(root: Path, history: list[dict], model: dict[str, Any]) -> list[int]:
+    """The boundary of every step of `history` as the bridge plans it for a session answered by `model`."""
+    engine = Bridge(root, {})
+    engine.hello()
+    context = model["limit"]["context"]
+    assert engine.request("system", session="s", system=["You are opencode"], context=context, model=model)["ok"]
+    found = [engine.transform("s", history[:end])["boundary"] for end in range(2, len(history) + 1)]
+    engine.close()
+    return found
+
+
+def test_the_models_limits_force_a_jump_before_the_host_would_compact(tmp_path: Path) -> None:
+    """The same history under a 1M-window model and under one whose usable window it nears: the second
+    jumps sooner and more often (its prices the same: the window forces the jumps)."""
+    history = django_messages()
+    found = {
+        name: boundaries_under(tmp_path / name, history, {**RESTART_MODEL, "limit": limit})
+        for name, limit in (("roomy", {"context": 1_000_000, "output": 64_000}), ("tight", {"context": 48_000, "output": 4_000}))
+    }
+    first_jump = {name: next(step for step, boundary in enumerate(found[name]) if boundary) for name in found}
+    assert first_jump["tight"] < first_jump["roomy"], found
+    assert len(set(found["tight"])) > len(set(found["roomy"])), found

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench.runners.compactions import (
     CATEGORIES,
     SPLIT_TEXTS,
@@ -18,6 +20,10 @@ from bench.runners.compactions import (
     split_points,
     word_count,
 )
+from bench.runners.compactions_avoided import joined_session
+from bench.runners.compactions_avoided import main as compactions_avoided_main
+
+from .conftest import FIXTURES
 
 ROOT = "/repo"
 
@@ -130,3 +136,48 @@ def test_a_compaction_with_no_request_since_the_last_one(tmp_path: Path) -> None
     rows = measure(tmp_path)
     assert [row["later"] for row in rows] == ["s-c1.json", "s-c2.json"]
     assert rows[1]["texts"]["checkpoint"]["task"]["total"] == 0 and rows[1]["newest_request_tokens"] == 0
+
+
+def split_fixture(folder: Path) -> int:
+    """A fixture session split in two at its middle user or assistant message, the continuation opened by
+    a summary, as a corpus holds a compaction; the number of the earlier segment's messages."""
+    export = json.loads((FIXTURES / "sessions" / "django-15499.json").read_text())
+    messages = export["messages"]
+    cut = len(messages) // 2
+    summary = {"info": {**messages[0]["info"], "id": "msg_summary"},
+               "parts": [{"type": "text", "text": "This session is being continued from a previous conversation. Summary."}]}
+    (folder / "s.json").write_text(json.dumps({**export, "messages": messages[:cut]}))
+    (folder / "s-c1.json").write_text(json.dumps({**export, "messages": [summary, *messages[cut:]]}))
+    return cut
+
+
+def test_a_joined_compaction_drops_the_summary_and_keeps_both_segments() -> None:
+    joined = joined_session(EARLIER, LATER)
+    assert joined == [*EARLIER, *LATER[1:]]
+
+
+def test_compactions_avoided_counts_what_the_window_allows(tmp_path: Path) -> None:
+    """A 1M window: neither deepmem nor the recorded session reaches it. A window smaller than OpenCode's
+    reserve: every request reaches it at once, so the compaction comes."""
+    split_fixture(tmp_path)
+    for name, limits, expected in (
+        ("roomy", ["--context", "1000000"], "avoided"),
+        ("tiny", ["--context", "20000", "--output", "0"], "comes"),
+    ):
+        out = tmp_path / f"{name}.json"
+        assert compactions_avoided_main([str(tmp_path), *limits, "--out", str(out)]) == 0
+        result = json.loads(out.read_text())
+        assert result["summary"]["compactions"] == 1
+        row = result["rows"][0]
+        assert row["outcome"] == {"deepmem": expected, "priced_only": expected}
+        assert row["continuation_steps"] > 0 and row["compacted_at_step"] + row["continuation_steps"] == row["steps"]
+        at = row["at_compaction"]
+        assert at["deepmem"]["estimate"] <= at["none"]["estimate"] + 5_000, "deepmem adds its frame, and cuts"
+    assert json.loads((tmp_path / "tiny.json").read_text())["rows"][0]["first_reach"]["deepmem"] == 1
+
+
+def test_compactions_avoided_names_an_unknown_corpus_in_one_line(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        compactions_avoided_main(["no-such-corpus"])
+    assert exit_.value.code == 2
+    assert "no corpus 'no-such-corpus'" in capsys.readouterr().err

@@ -30,15 +30,19 @@ from deepmem.transform.jumps import (
     fixed_jumps,
     jump_premium,
     marked_read,
+    pressure_ceiling,
     priced_jumps,
     release_pays,
+    removed_tokens,
     request_pauses,
     request_times,
     running_bills,
     step_cost,
+    whole_request_tokens,
 )
 from deepmem.transform.plan import apply_transform, plan_transform
 from deepmem.transform.schedule import session_sizes
+from deepmem.transform.window import RELIEF, ModelLimits, pressure_tokens
 from deepmem.types import Settings
 from deepmem.vault.sessionio import read_session
 
@@ -191,20 +195,45 @@ def test_a_model_switch_makes_the_cache_cold() -> None:
 
 
 def test_window_pressure_forces_a_jump_whatever_the_price() -> None:
-    """With reads free of charge no cut would pay, yet a small window still forces jumps."""
+    """With reads free of charge no cut would pay, yet a pressure point below the session's size still forces
+    jumps, each freeing at least the relief share of it; a request left over it is one whose deepest cut
+    would free less."""
     free = PriceModel("free-reads", 1.0, 0.0, 1.0, 300)
     sizes = sizes_of(django())
     assert priced_jumps(sizes, Settings(), free) == (0,)
-    window = Settings(context_window=sizes.tokens[-1] // 2)
-    forced = priced_jumps(sizes, window, free)
+    frame = RequestFrame(host=7_018, added=500, ceiling=7_518 + sizes.tokens[-1] // 3)
+    pressed = msgspec.structs.replace(sizes, frame=frame)
+    forced = priced_jumps(pressed, DEFAULTS, free)
     assert len(forced) > 1
     boundary = 0
     for step in range(1, len(sizes.tokens)):
-        if step - window.tail_steps in forced:
-            boundary = step - window.tail_steps
-        assert sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary] <= window.context_window or (
-            step - window.tail_steps <= boundary
-        )
+        target = step - DEFAULTS.tail_steps
+        if target <= boundary:
+            continue
+        if target in forced:
+            assert removed_tokens(pressed, boundary, target) >= frame.ceiling * RELIEF
+            boundary = target
+        elif whole_request_tokens(pressed, step, boundary) > frame.ceiling:
+            assert removed_tokens(pressed, boundary, target) < frame.ceiling * RELIEF
+
+
+def test_a_jump_that_would_free_little_is_not_forced() -> None:
+    """A pressure point far below the session: forcing a jump at every step would write the whole history each
+    time; only jumps that free the relief share of the point are forced, so they are few."""
+    free = PriceModel("free-reads", 1.0, 0.0, 1.0, 300)
+    sizes = msgspec.structs.replace(sizes_of(django()), frame=RequestFrame(host=7_018, added=500, ceiling=8_000))
+    forced = priced_jumps(sizes, DEFAULTS, free)
+    assert 1 < len(forced) < (len(sizes.tokens) - DEFAULTS.tail_steps) // 2
+
+
+def test_a_window_alone_presses_at_the_cautious_point_of_a_model_without_limits() -> None:
+    """`context_window` without the model's limits: OpenCode's 32K output reserve, the unmeasured ratio."""
+    sizes = sizes_of(django())
+    window = Settings(context_window=200_000)
+    assert pressure_ceiling(sizes, window) == pressure_tokens(ModelLimits(200_000), "")
+    assert pressure_ceiling(sizes, Settings()) == 0
+    framed = msgspec.structs.replace(sizes, frame=RequestFrame(ceiling=1_234))
+    assert pressure_ceiling(framed, window) == 1_234
 
 
 def test_the_hindsight_schedule_is_never_dearer_than_the_online_ones() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from bench.contenders.hindsight import hindsight_jumps, schedule_cost
 from deepmem.bill.prices import FAMILIES, PriceModel
-from deepmem.transform.jumps import PRESSURE_SHARE, Sizes, request_tokens, step_cost
+from deepmem.transform.jumps import RequestFrame, Sizes, pressure_ceiling, request_tokens, step_cost
 from deepmem.types import Settings
 
 
@@ -27,8 +27,8 @@ def small_session(seed: int, steps: int) -> Sizes:
 
 def cheapest_by_brute_force(sizes: Sizes, settings: Settings, prices: PriceModel) -> float:
     """The least cost over every schedule (a step jumps to step − tail or keeps its boundary;
-    keeping a request above the window's share is not allowed)."""
-    limit = settings.context_window * PRESSURE_SHARE if settings.context_window else float("inf")
+    keeping a request above the pressure point of the window is not allowed)."""
+    limit = pressure_ceiling(sizes, settings) or float("inf")
 
     def best(step: int, boundary: int) -> float:
         if step == len(sizes.tokens):
@@ -59,9 +59,10 @@ def test_the_oracle_costs_what_the_cheapest_of_all_schedules_costs(prices: Price
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_oracle_keeps_requests_under_the_window(seed: int) -> None:
-    """A window below the longest request forces jumps; the oracle still finds the cheapest that fit."""
+    """A pressure point below the longest request forces jumps; the oracle still finds the cheapest that fit."""
     sizes = small_session(seed, 10)
-    settings = Settings(tail_steps=1, context_window=sizes.tokens[-1] // 2)
+    sizes = msgspec.structs.replace(sizes, frame=RequestFrame(ceiling=sizes.tokens[-1] // 2))
+    settings = Settings(tail_steps=1, context_window=0)
     prices = FAMILIES["openai"]
     jumps = hindsight_jumps(sizes, settings, prices)
     assert len(jumps) > 1

@@ -18,7 +18,7 @@ from deepmem.bill.prices import PriceModel
 from deepmem.history import message_steps
 from deepmem.replay.loop import Deepmem
 from deepmem.transform.additions import Additions
-from deepmem.transform.jumps import PRESSURE_SHARE, Sizes, jump_cost, request_tokens, stay_cost, step_cost
+from deepmem.transform.jumps import Sizes, jump_cost, pressure_ceiling, request_tokens, stay_cost, step_cost
 from deepmem.transform.schedule import session_sizes
 from deepmem.types import Message, Settings
 
@@ -49,7 +49,8 @@ def hindsight_jumps(sizes: Sizes, settings: Settings, prices: PriceModel) -> tup
         np.asarray(sizes.marked, dtype=np.float64) if sizes.marked else (),
         sizes.tail_steps,
     )
-    limit = settings.context_window * PRESSURE_SHARE if settings.context_window else np.inf
+    ceiling = pressure_ceiling(sizes, settings)
+    limit = ceiling - sizes.frame.host - sizes.frame.added if ceiling else np.inf
     boundaries = np.arange(steps + 1)
     later = np.zeros(steps + 1)
     choice = np.zeros((steps + 1, steps + 1), dtype=bool)

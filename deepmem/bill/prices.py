@@ -233,6 +233,12 @@ def family_of_messages(messages: list[Message]) -> PriceModel:
     return FAMILIES["unknown"]
 
 
+def model_family(messages: list[Message], model: Any = None) -> PriceModel:
+    """The family of the model OpenCode passed (its provider and id), else of the messages' model."""
+    family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if isinstance(model, dict) else None
+    return family if family is not None and family.name != "unknown" else family_of_messages(messages)
+
+
 def checked(prices: PriceModel, fallback: PriceModel) -> PriceModel:
     """`prices` when they make sense, else `fallback` (the reason logged once)."""
     problem = price_problem(prices)
@@ -287,9 +293,7 @@ def resolve_prices(
     (`configured`, given what it would override), OpenCode's model (`model.cost`), the
     provider family the model or else the messages name, and last the cautious `unknown`;
     `keyless` for a model OpenCode sends no cache key or marks with."""
-    family = family_of(str(model.get("providerID", "")), str(model.get("id", ""))) if model else None
-    if family is None or family.name == "unknown":
-        family = family_of_messages(messages)
+    family = model_family(messages, model)
     found = (from_opencode(model, family) if model else None) or family
     if found.name == "unknown":
         named = f"{model.get('providerID', '')}/{model.get('id', '')}" if model else "the messages' model"

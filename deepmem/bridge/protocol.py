@@ -76,8 +76,8 @@ class System(Request, tag="system"):
     context: int = 0
     """The model's context window in tokens (`input.model.limit.context`); 0 when unknown."""
     model: dict[str, Any] = {}
-    """The model's `id`, `providerID`, `cost` (dollars per million tokens: input, cache read/write)
-    and `npm` (its AI SDK package)."""
+    """The model's `id`, `providerID`, `cost` (dollars per million tokens: input, cache read/write),
+    `npm` (its AI SDK package) and `limit` (`context`, `input`, `output` in tokens, 0 when not given)."""
 
 
 class Compacting(Request, tag="compacting"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from deepmem.bill.frame import OPENCODE_FRAME_TOKENS
-from deepmem.bill.prices import PriceModel, resolve_prices
+from deepmem.bill.prices import PriceModel, model_family, resolve_prices
 from deepmem.bridge.edits import append_edit, diff_held
 from deepmem.bridge.injection import Injection
 from deepmem.bridge.protocol import ProtocolError, Transform, TransformReply, WireEdit
@@ -18,6 +18,7 @@ from deepmem.tokens import estimate_tokens
 from deepmem.transform.additions import passed_ids
 from deepmem.transform.jumps import RequestFrame
 from deepmem.transform.plan import TransformPlan, plan_transform
+from deepmem.transform.window import model_limits, pressure_tokens
 from deepmem.types import Message, Settings
 from deepmem.vault.ccr import CCRStore
 
@@ -48,12 +49,13 @@ class Transformer:
             raise
         # The plugin's transport digests already name each message's content.
         prices = self.session_prices(request.session, messages)
+        settings = self.session_settings(request.session)
         plan = plan_transform(
             messages,
-            self.session_settings(request.session),
+            settings,
             digests=[digest.encode() for digest in state.digests],
             prices=prices,
-            frame=self.request_frame(state.stable_block),
+            frame=self.request_frame(state.stable_block, self.request_ceiling(request.session, messages, settings)),
         )
         self.store_originals(plan)
         # "d" is the transport digest of the part the edit replaces: the plugin applies the
@@ -85,15 +87,23 @@ class Transformer:
             return self.config.compress
         return msgspec.structs.replace(self.config.compress, context_window=window)
 
-    def request_frame(self, stable_block: str | None) -> RequestFrame:
+    def request_frame(self, stable_block: str | None, ceiling: int = 0) -> RequestFrame:
         """What every request of a session carries before its messages, estimated: OpenCode's system
         prompt and tools and the user's own (`[cost] frame_tokens`); deepmem's tool schemas and the
         session's stable block (frozen at its first request: none is known before it, when no jump can
-        be made)."""
+        be made); and the `ceiling` a whole request must stay under."""
         return RequestFrame(
             host=OPENCODE_FRAME_TOKENS + self.config.cost.frame_tokens,
             added=TOOL_SCHEMA_TOKENS + estimate_tokens(stable_block or ""),
+            ceiling=ceiling,
         )
+
+    def request_ceiling(self, session_id: str, messages: list[Message], settings: Settings) -> int:
+        """The estimated tokens a whole request of the session may carry before the host would compact it:
+        the limits of the model OpenCode passed (its window, or the configured one), over the
+        tokenizer ratio of the model's family (`deepmem.transform.window`)."""
+        model = self.sessions.get(session_id).model
+        return pressure_tokens(model_limits(model, settings.context_window), model_family(messages, model).name)
 
     def session_prices(self, session_id: str, messages: list[Message]) -> PriceModel:
         """The prices the session's jumps are weighed with: `[cost]`, else the model's own as

@@ -555,7 +555,8 @@ function contextWindow(model) {
 
 // What the engine prices a session's jumps with: the model's id, provider, prices (OpenCode's
 // `model.cost`, dollars per million tokens) and AI SDK package (`model.api.npm`: whether
-// OpenCode sends a cache key); {} when OpenCode passes no model.
+// OpenCode sends a cache key); and its limits (`model.limit`: context, input, output), from which
+// the engine knows where OpenCode would compact; {} when OpenCode passes no model.
 function modelFacts(model) {
   if (!model || typeof model !== "object") return {};
   const { id, providerID, cost } = model;
@@ -564,7 +565,14 @@ function modelFacts(model) {
     providerID: String(providerID ?? ""),
     cost: cost && typeof cost === "object" ? cost : {},
     npm: String(model.api?.npm ?? ""),
+    limit: modelLimits(model.limit),
   };
+}
+
+// The model's limits in tokens, each a whole number (0 when OpenCode gives none).
+function modelLimits(limit) {
+  const count = (value) => (Number.isInteger(value) && value > 0 ? value : 0);
+  return { context: count(limit?.context), input: count(limit?.input), output: count(limit?.output) };
 }
 
 // `options.clock` replaces the system clock (tests); OpenCode passes no such option.

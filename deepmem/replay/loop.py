@@ -29,7 +29,7 @@ from deepmem.history import message_steps, step_indexes
 from deepmem.replay.support import quoted_lines
 from deepmem.transform.additions import Additions, passed_ids
 from deepmem.transform.context import request_units
-from deepmem.transform.jumps import request_pauses, request_times
+from deepmem.transform.jumps import NO_FRAME, RequestFrame, request_pauses, request_times
 from deepmem.transform.plan import TransformPlan, apply_transform, plan_transform
 from deepmem.types import Message, Settings, Tier
 
@@ -71,7 +71,8 @@ WHISPER_PREFIX = "prt_deepmem_whisper_"
 
 class Deepmem:
     """deepmem's transform (plan, edits, nudges appended at the end) at given settings and prices,
-    with the whispers and the frame it adds."""
+    with the whispers and the frame it adds; `request_frame` is what its schedule knows of every
+    request besides the messages (as the bridge tells it; by default nothing)."""
 
     def __init__(
         self,
@@ -80,6 +81,7 @@ class Deepmem:
         name: str = "deepmem",
         prices: PriceModel | None = None,
         additions: Additions | None = None,
+        request_frame: RequestFrame = NO_FRAME,
     ):
         self.name = name
         self.settings = settings
@@ -87,6 +89,7 @@ class Deepmem:
         self.prices = prices
         self.additions = additions or Additions()
         self.frame = self.additions.frame
+        self.request_frame = request_frame
         self.seconds: list[float] = []
         self.failures = 0
         self.last: tuple[list[Message], TransformPlan] | None = None
@@ -99,7 +102,9 @@ class Deepmem:
     def messages(self, history: list[Message]) -> list[Message]:
         """The history after the transform; times the transform itself."""
         start = time.perf_counter()
-        plan = plan_transform(history, self.settings, self.tier, prices=self.prices, jumps=self.jumps(history))
+        plan = plan_transform(
+            history, self.settings, self.tier, prices=self.prices, jumps=self.jumps(history), frame=self.request_frame
+        )
         messages = apply_transform(history, plan)
         self.seconds.append(time.perf_counter() - start)
         self.failures += plan.failures

@@ -14,7 +14,9 @@ one), the old steps after that mark too. The schedule jumps when
 
 (prices relative to the write price): by then, not cutting has cost as much as cutting
 would, so a jump's outlay is never more than what waiting already lost. It also jumps
-when the request would otherwise outgrow the model's window, and whenever the cache is
+when the whole request would otherwise reach the point where the host compacts the session
+(`deepmem.transform.window`: the model's limits, as OpenCode reads them, over the provider's tokenizer
+ratio) and the jump frees a good share of that point, and whenever the cache is
 cold anyway: after a pause longer than its lifetime, or when the model changes, the
 whole request is written again whatever we do, so a deep cut costs nothing extra.
 
@@ -33,22 +35,21 @@ from collections.abc import Sequence
 import msgspec
 
 from deepmem.bill.prices import PriceModel
+from deepmem.transform.window import RELIEF, ModelLimits, pressure_tokens
 from deepmem.types import Message, Settings
 
 log = logging.getLogger("deepmem.jumps")
 
-PRESSURE_SHARE = 0.75
-"""A request estimated above this share of the model's window forces a jump (the rest is
-left for the answer and for the estimate's error)."""
-
-
 class RequestFrame(msgspec.Struct, frozen=True):
     """Tokens every request of a session carries before its messages: the host's (its system
     prompt and tools, on both bills) and deepmem's additions (its tool schemas and stable block,
-    fixed at the session's start, on its bill only)."""
+    fixed at the session's start, on its bill only); and the most a whole request may carry."""
 
     host: int = 0
     added: int = 0
+    ceiling: int = 0
+    """Estimated tokens of a whole request (frame and messages) past which it must jump, from the
+    model's limits (`deepmem.transform.window.pressure_tokens`); 0: from the settings' window alone."""
 
 
 NO_FRAME = RequestFrame()
@@ -172,6 +173,28 @@ def request_tokens(sizes: Sizes, step: int, boundary: int) -> int:
     return sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[boundary]
 
 
+def whole_request_tokens(sizes: Sizes, step: int, boundary: int) -> int:
+    """Estimated tokens of request `step`, its frame included, when `boundary` is the boundary."""
+    return sizes.frame.host + sizes.frame.added + request_tokens(sizes, step, boundary)
+
+
+def pressure_ceiling(sizes: Sizes, settings: Settings) -> int:
+    """The estimated tokens a whole request may carry before it must jump: the frame's ceiling (the
+    model's limits), else that of a model known only by its window (`context_window`: no input or
+    output limit, a tokenizer never measured); 0 when neither is known (the host never compacts)."""
+    return sizes.frame.ceiling or pressure_tokens(ModelLimits(settings.context_window), "")
+
+
+def window_presses(sizes: Sizes, step: int, boundary: int, target: int, settings: Settings) -> bool:
+    """Whether request `step` must jump from `boundary` to `target` for the window: it would pass the
+    pressure point, and the jump removes at least `RELIEF` of it. A jump that frees less would be
+    forced again a step or two later, each time writing the whole history again."""
+    ceiling = pressure_ceiling(sizes, settings)
+    if not ceiling or whole_request_tokens(sizes, step, boundary) <= ceiling:
+        return False
+    return removed_tokens(sizes, boundary, target) >= ceiling * RELIEF
+
+
 def rewritten_tokens(sizes: Sizes, step: int, boundary: int, target: int) -> int:
     """Tokens request `step` writes from the first newly cut part on when it jumps from `boundary` to `target`."""
     return sizes.probed[target] - sizes.probed[boundary] + sizes.tokens[step] - sizes.tokens[target]
@@ -270,8 +293,7 @@ def jump_reason(sizes: Sizes, step: int, boundary: int, waited: float, settings:
         return ""
     if sizes.cold[step]:
         return "cold"
-    window = settings.context_window
-    if window and request_tokens(sizes, step, boundary) > window * PRESSURE_SHARE:
+    if window_presses(sizes, step, boundary, target, settings):
         return "window"
     if removed_tokens(sizes, boundary, target) > 0 and waited >= jump_premium(sizes, step, boundary, target, prices):
         return "pays"

@@ -16,7 +16,8 @@ A ``task`` step may carry ``"steps"``: the script of the subagent it starts. The
 requests are recognised by their first user message, which holds the task's ``prompt``.
 
 ``ptok`` is the ``prompt_tokens`` usage reported for that step (default: the request's
-message characters / 4); a large value makes OpenCode's own compaction fire.
+message characters / ``chars_per_token``, 4 unless set); a large value makes OpenCode's own
+compaction fire.
 Requests without tools are auxiliary: title generation gets a title, the compaction
 summary request gets ``summary``.
 """
@@ -98,12 +99,18 @@ class FakeLLM:
     script: list[dict[str, Any]]
     summary: str = DEFAULT_SUMMARY
     requests: list[Request] = field(default_factory=list)
+    chars_per_token: float = 4
+    """Characters of a request's messages per prompt token reported (a smaller number: a tokenizer counting more)."""
 
     def __post_init__(self) -> None:
         self._scripts = {MAIN: self.script, **subagent_scripts(self.script)}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt tokens reported for a request: its messages' characters over `chars_per_token`."""
+        return int(len(json.dumps(request.messages)) // self.chars_per_token)
 
     def add_session_script(self, prompt: str, steps: list[dict[str, Any]]) -> None:
         """Play `steps` for a session whose first user message holds `prompt` (a later, new session)."""
@@ -220,7 +227,7 @@ def _system_text(body: dict[str, Any]) -> str:
 
 def _chunks(llm: FakeLLM, request: Request, step: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The streamed chat.completion chunks answering one step, usage on the last one."""
-    prompt_tokens = step.get("ptok", len(json.dumps(request.messages)) // 4)
+    prompt_tokens = step.get("ptok", llm.prompt_tokens(request))
     calls = step_calls(step)
     text = step.get("say", "") if calls else step["text"]
     yield {"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]}

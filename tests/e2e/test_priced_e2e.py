@@ -26,7 +26,7 @@ from tests.e2e.test_working_set_e2e import bash, quoted, request_tokens, run_bot
 PAUSE_AT = 20
 """Index of the scripted step that pauses (a command outlasting the cache)."""
 ENGINE_ENV = {"DEEPMEM_DEADLINE_MS": "20000", "DEEPMEM_COST_CACHE_TTL_SECONDS": "2"}
-CONTEXT_LIMIT = 200_000
+CONTEXT_LIMIT = 1_000_000
 """A window this session never presses (window pressure has its own tests): every jump here is priced."""
 PRICES = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
 ANTHROPIC_MODEL = "claude-fake"

@@ -4,12 +4,14 @@
 // test moves time, so nothing here sleeps or races a timer.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
 import {
   HAS_PLUGIN_PACKAGE,
+  PYTHON,
   cliCompressed,
   cliRemember,
   engineHello,
@@ -107,6 +109,20 @@ test("system: a frozen block for the main request, nothing for title or summary 
   const summary = { system: ["You are a context summarization agent."] };
   await system({ sessionID, model: {} }, summary);
   assert.equal(summary.system.length, 1);
+});
+
+test("system: the model's limits reach the engine, each a whole number or 0", async () => {
+  const { hooks, project } = await startPlugin();
+  await transform(hooks, history(1));
+  const limit = { context: 200000, input: "lots", output: 64000.5 };
+  const model = { id: "claude-sonnet-4-5", providerID: "anthropic", cost: {}, limit };
+  await hooks["experimental.chat.system.transform"]({ sessionID, model }, { system: ["You are opencode"] });
+  const saved = join(project, ".deep-memory", "sessions", sessionID, "request-state.json");
+  const unseal = "import sys; from pathlib import Path; from deepmem.vault.sealed import read_sealed; "
+    + "sys.stdout.buffer.write(read_sealed(Path(sys.argv[1])))";
+  const state = JSON.parse(execFileSync(PYTHON, ["-c", unseal, saved], { encoding: "utf8" }));
+  assert.deepEqual(state.model.limit, { context: 200000, input: 0, output: 0 });
+  assert.equal(state.context_window, 200000);
 });
 
 test("slash commands hand the model a single one-line result", async () => {
