@@ -35,21 +35,34 @@ def idle_steps(start: int, count: int) -> list[dict]:
     return [tool(start + n, "bash", f"tick {n}", command=f"echo {n}") for n in range(count)]
 
 
-def test_a_view_nothing_used_for_a_while_leaves_though_its_file_stays_hot() -> None:
-    """Two pages of a file the agent keeps editing: the page its edits quote stays, the other
-    one leaves the working set and stops being whole once `hot` steps pass without a use."""
+def paged_then_edited(edits: int) -> list[dict]:
+    """Two pages of one file, then `edits` edits that quote only the second page."""
     page = "\n".join(OTHER.split("\n")[:30])
     parts = [
         tool(1, "read", page, filePath="app/a.py", offset=200),
         tool(2, "read", "\n".join(SOURCE.split("\n")[:30]), filePath="app/a.py"),
     ]
     quote = "result_5 = compute_total(5, factor=3)"
-    for step in range(3, 3 + HOT_STEPS + 2):
-        parts.append(tool(step, "edit", "ok", filePath="app/a.py", oldString=quote, newString=quote))
-    working = fold(parts)
-    assert "prt_0002" in working.whole and "prt_0002" not in working.idle
-    assert "prt_0001" not in working.whole and "prt_0001" in working.idle
-    assert working.left["prt_0001"] <= 3 + HOT_STEPS + 1
+    parts += [tool(step, "edit", "ok", filePath="app/a.py", oldString=quote, newString=quote) for step in range(3, 3 + edits)]
+    return parts
+
+
+def test_a_view_of_a_file_still_touched_stays_though_nothing_quotes_it() -> None:
+    """Two pages of a file the agent keeps editing: both stay whole, the page its edits do not
+    quote too (the agent still working on the file may quote it next)."""
+    working = fold(paged_then_edited(HOT_STEPS + 2))
+    assert {"prt_0001", "prt_0002"} <= working.whole
+    assert "prt_0001" not in working.idle
+
+
+def test_a_view_nothing_used_leaves_once_its_file_is_left_too() -> None:
+    """Once the edits stop, the unquoted page leaves the working set `hot` steps after the last
+    touch of its file, not `hot` steps after its own last use."""
+    edits = HOT_STEPS + 2
+    soon = fold(paged_then_edited(edits) + idle_steps(3 + edits, HOT_STEPS - 2))
+    assert "prt_0001" not in soon.idle
+    working = fold(paged_then_edited(edits) + idle_steps(3 + edits, HOT_STEPS + 2))
+    assert "prt_0001" in working.idle and "prt_0001" not in working.whole
 
 
 def test_a_view_quoted_again_comes_back_to_use() -> None:

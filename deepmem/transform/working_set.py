@@ -24,9 +24,11 @@ named it, by its name or by a code name (`humanModified`) that only it shows amo
 files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
 (a read, an edit, a naming). Liveness is per view (`deepmem.transform.view_uses`): an output
 nothing used (a quote of its lines, a change of its file while it is the newest view of its
-path, a naming) for as long leaves the working set, and with it its wholeness, even while its
-file stays hot: a view other than the newest of its path, the newest once an edit changed lines
-it shows, the latest run of a repeated command; a view a later view shows again leaves at once. A file read once and not yet edited may be about to be: its
+path, a naming) for as long, while nothing touched its file either, leaves the working set, and
+with it its wholeness: a view other than the newest of its path, the newest once an edit changed
+lines it shows, the latest run of a repeated command; a view a later view shows again leaves at
+once. A view of a file still touched stays: the agent reading or editing the file quotes its
+older pages, and a re-read of a view cut then costs more than its rent. A file read once and not yet edited may be about to be: its
 view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
 whole file and copies its lines into the edits that follow, often several steps later; a
 view cut in the middle makes such an edit fail and the file be read again. The time comes
@@ -206,6 +208,8 @@ class WorkingSetBuilder:
         (`deepmem.transform.view_uses`)."""
         self.idle: frozenset[str] = frozenset()
         """Part ids of the outputs that left the working set unused, as of the last settle."""
+        self.view_names: dict[str, str] = {}
+        """Part id → the file name of a view."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names: by their names, or by a code name
@@ -261,6 +265,7 @@ class WorkingSetBuilder:
         earlier = {view.part_id: None for views in (self.pages, self.reads) for view in views.get(file_name(path), ())
                    if same_file(view.path, path)}
         self.uses.add_view(read.part_id, output, step, earlier)
+        self.view_names[read.part_id] = file_name(path)
         pages = self.pages.setdefault(file_name(path), [])
         pages[:] = [*(view for view in pages if not (same_file(view.path, path) and view.first_line == read.first_line)), read]
         views = self.reads.setdefault(file_name(path), [])
@@ -340,8 +345,12 @@ class WorkingSetBuilder:
 
     def lapsed(self, part_id: str, newest: set[str]) -> bool:
         """Whether an output is past its use: a later view superseded it, or it is not among the
-        `newest` views (of each path, no edit changed) and nothing used it for `hot` steps."""
-        return part_id in self.uses.superseded or (part_id not in newest and self.uses.idle(part_id, self.step - self.hot))
+        `newest` views (of each path, no edit changed) and nothing used it, nor touched its file
+        (a read, an edit, a naming), for `hot` steps."""
+        since = self.step - self.hot
+        return part_id in self.uses.superseded or (
+            part_id not in newest and self.uses.idle(part_id, since)
+            and self.touched.get(self.view_names.get(part_id, ""), -1) < since)
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
