@@ -25,6 +25,7 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "duplicate": ("duplicates",),
     "stale-read": ("system_blocks", "stale_reads"),
     "working": ("system_blocks", "working_outputs"),
+    "status": ("system_blocks", "status_runs", "command_output"),
     "json": ("json_arrays", "command_output"),
     "input": ("long_inputs",),
     "capture": ("capture",),
@@ -61,6 +62,11 @@ def in_working_set(part: Part, ctx: Context) -> bool:
     return str(part.get("id", "")) in ctx.facts.working_set
 
 
+def is_replaced_run(part: Part, ctx: Context) -> bool:
+    """A command run that a later run of the same command replaced."""
+    return str(part.get("id", "")) in ctx.facts.replaced_runs
+
+
 def is_json_array(part: Part, ctx: Context) -> bool:
     """Output that is (or looks like) a JSON array."""
     text = main_text(part)
@@ -70,6 +76,7 @@ def is_json_array(part: Part, ctx: Context) -> bool:
 REFINEMENTS: tuple[tuple[str, Callable[[Part, Context], bool], str], ...] = (
     ("read", in_working_set, "working"),
     ("command", in_working_set, "working"),
+    ("command", is_replaced_run, "status"),
     ("read", is_stale, "stale-read"),
     ("command", is_json_array, "json"),
     ("search", is_json_array, "json"),

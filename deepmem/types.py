@@ -84,6 +84,8 @@ class Facts(msgspec.Struct, frozen=True):
     """Part ids of the outputs the agent is still working on (`deepmem.transform.working_set`)."""
     whole_views: frozenset[str] = frozenset()
     """Of those, the file views kept whole: their files are being worked on."""
+    replaced_runs: frozenset[str] = frozenset()
+    """Part ids of the command runs a later run of the same command replaced (a test run again)."""
 
 
 Count = Annotated[int, msgspec.Meta(ge=0)]

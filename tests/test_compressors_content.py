@@ -404,6 +404,7 @@ def parts_of_every_route() -> list[tuple[Part, Context]]:
         edit_steps={"a.py": (("src/a.py", 5),)},
         working_set=frozenset({"prt_bash"}),
     )
+    replaced = Facts(replaced_runs=frozenset({"prt_bash"}))
     errored = {**tool("bash", ""), "state": {"status": "error", "input": {}, "error": "boom", "time": {}}}
     return [
         (read, ctx()),
@@ -414,6 +415,7 @@ def parts_of_every_route() -> list[tuple[Part, Context]]:
         (tool("skill", "# skill"), ctx()),
         (tool("bash", "ok", command="make test"), ctx()),
         (tool("bash", "ok", command="make test"), ctx(facts=facts)),
+        (tool("bash", "ok", command="make test"), ctx(facts=replaced)),
         (tool("shell", "[1, 2, 3]", command="cat a.json"), ctx()),
         (tool("edit", "Edit applied.", filePath="src/a.py"), ctx()),
         (errored, ctx()),

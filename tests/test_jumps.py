@@ -369,10 +369,10 @@ def test_the_running_bills_carry_the_frame_and_deepmem_s_additions() -> None:
 
 
 def test_the_bills_show_a_session_built_to_be_unprofitable_behind() -> None:
-    """A few long requests, with 1,500 tokens of additions, then the session stops (its first 44
+    """A few long requests, with 2,500 tokens of additions, then the session stops (its first 44
     steps): its last jump has not paid back what it wrote again, and the bills say so. The same
     session going on for 13 more steps pays it back."""
-    frame = RequestFrame(host=7_018, added=1_500)
+    frame = RequestFrame(host=7_018, added=2_500)
     for steps, behind in ((44, True), (57, False)):
         sizes = sizes_of(django()[: list(step_indexes(django()))[steps - 1] + 1], frame=frame)
         jumps = priced_jumps(sizes, DEFAULTS, ANTHROPIC)

@@ -86,7 +86,10 @@ def kitchen_sink() -> list[dict]:
         {**shapes["read"], "id": "prt_0001"},
         {**shapes["read"], "id": "prt_0002", "callID": "call_2"},
         tool(3, "bash", pytest_run, command="pytest tests/test_a.py"),
-        tool(4, "grep", grep, pattern="def f_", path="pkg"),
+        [
+            tool(4, "grep", grep, pattern="def f_", path="pkg"),
+            tool(18, "bash", pytest_run.replace("1 failed, 80", "2 failed, 79"), command="pytest tests/test_a.py"),
+        ],
         {**shapes["json"], "id": "prt_0005"},
         tool(6, "task", task, description="look", prompt="p", subagent_type="general"),
         tool(7, "skill", skill, name="s"),

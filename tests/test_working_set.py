@@ -112,7 +112,7 @@ def test_a_page_past_its_file_budget_stays_whole_while_its_file_is_worked_on() -
     assert estimate_tokens(NUMBERED) > FILE_TOKENS
     parts = [
         tool(1, "bash", NUMBERED, command="sed -n '1,300p' app/a.py"),
-        tool(2, "bash", NUMBERED, command="sed -n '300,600p' app/a.py"),
+        tool(2, "bash", NUMBERED.replace("value", "total"), command="sed -n '300,600p' app/a.py"),
         tool(3, "edit", "ok", filePath="app/a.py", oldString="x", newString="y"),
     ]
     builder = FactsBuilder()

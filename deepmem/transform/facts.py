@@ -121,6 +121,7 @@ class FactsBuilder(WorkingFold):
             edit_steps=by_file_name(self.edited.items()),
             working_set=self.working.snapshot(),
             whole_views=self.working.whole,
+            replaced_runs=frozenset(self.working.replaced),
         )
 
 

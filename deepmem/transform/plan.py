@@ -138,7 +138,8 @@ def freeze_batches(
             read = jumped
             ahead.working.settle()
             facts = builder.snapshot()
-            facts = msgspec.structs.replace(facts, whole_views=ahead.working.whole & facts.working_set)
+            working_set = facts.working_set - ahead.working.idle
+            facts = msgspec.structs.replace(facts, working_set=working_set, whole_views=ahead.working.whole & working_set)
             first = rebased_from.get(boundary, done)
             if boundary in rebased_from:
                 releases.forget(first)

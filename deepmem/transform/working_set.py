@@ -22,7 +22,13 @@ Views of the files being worked on stay *whole*, whatever their size. A file is 
 once the agent edited it, read it again, or the user or an open item of the todo list
 named it, by its name or by a code name (`humanModified`) that only it shows among the
 files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
-(a read, an edit, a naming). A file read once and not yet edited may be about to be: its
+(a read, an edit, a naming). Liveness is per view (`deepmem.transform.view_uses`): an output
+nothing used (a quote of its lines, a change of its file while it is the newest view of its
+path, a naming) for as long, while nothing touched its file either, leaves the working set, and
+with it its wholeness: a view other than the newest of its path, the newest once an edit changed
+lines it shows, the latest run of a repeated command; a view a later view shows again leaves at
+once. A view of a file still touched stays: the agent reading or editing the file quotes its
+older pages, and a re-read of a view cut then costs more than its rent. A file read once and not yet edited may be about to be: its
 view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
 whole file and copies its lines into the edits that follow, often several steps later; a
 view cut in the middle makes such an edit fail and the file be read again. The time comes
@@ -52,6 +58,7 @@ from deepmem.history import whole_view_tokens
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
 from deepmem.toolcalls.touches import FILE_TOOLS, TODO_TOOLS, Touches
+from deepmem.transform.view_uses import ViewUses
 from deepmem.types import Message, Part, Settings
 
 VENDORED = re.compile(
@@ -169,6 +176,10 @@ class WorkingSetBuilder:
         """Command signature → part id of its latest run."""
         self.repeated: dict[str, str] = {}
         """The same, for commands run at least twice."""
+        self.runs: dict[str, str] = {}
+        """Tool and command line (the signature for other tools) → part id of its latest run."""
+        self.replaced: set[str] = set()
+        """Part ids of the runs a later run of the same command replaced."""
         self.files: dict[str, frozenset[str]] = {}
         """File name → part ids of its views in the working set, as of the last snapshot."""
         self.changed: set[str] = set()
@@ -192,6 +203,13 @@ class WorkingSetBuilder:
         """Part id → step at which a view left for good (the same range read again, or past the budget)."""
         self.dropped: dict[str, int] = {}
         """Part id → step at which a view left its file's views (its range read again, or past the budget)."""
+        self.uses = ViewUses()
+        """When each view and each command run was last used, and which views were superseded
+        (`deepmem.transform.view_uses`)."""
+        self.idle: frozenset[str] = frozenset()
+        """Part ids of the outputs that left the working set unused, as of the last settle."""
+        self.view_names: dict[str, str] = {}
+        """Part id → the file name of a view."""
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names: by their names, or by a code name
@@ -209,6 +227,9 @@ class WorkingSetBuilder:
                 self.count_sole(next(iter(holders)), 1)
         held = {name for word in words if len(self.code_names[word]) == 1 for name in self.code_names[word]}
         self.touch(names | held, self.step)
+        for name in names | held:
+            for view in self.reads.get(name, ()):
+                self.uses.use(view.part_id, self.step)
 
     def count_sole(self, name: str, change: int) -> None:
         """Count one more (+1) or one fewer (-1) code name that only files called `name` show."""
@@ -241,6 +262,10 @@ class WorkingSetBuilder:
         shown = [word for word in self.code_names if word in runs]
         for word in shown:
             self.add_holder(word, file_name(path))
+        earlier = {view.part_id: None for views in (self.pages, self.reads) for view in views.get(file_name(path), ())
+                   if same_file(view.path, path)}
+        self.uses.add_view(read.part_id, output, step, earlier)
+        self.view_names[read.part_id] = file_name(path)
         pages = self.pages.setdefault(file_name(path), [])
         pages[:] = [*(view for view in pages if not (same_file(view.path, path) and view.first_line == read.first_line)), read]
         views = self.reads.setdefault(file_name(path), [])
@@ -270,6 +295,9 @@ class WorkingSetBuilder:
         """Note a file the agent changed: its older views may stay (it is what the agent works on)."""
         self.edited.setdefault(file_name(path), set()).add(path)
         self.changed.add(file_name(path))
+        latest = next((view for view in reversed(self.reads.get(file_name(path), ())) if same_file(view.path, path)), None)
+        if latest is not None:
+            self.uses.use(latest.part_id, self.step)
         self.touch((file_name(path),), self.step)
 
     def add_part(self, part: Part, signature: str | None, touched: Touches, index: int = 0, step: int = 0) -> None:
@@ -280,6 +308,9 @@ class WorkingSetBuilder:
         if part.get("tool") in TODO_TOOLS:
             self.add_named(open_todo_text(inputs))
         part_id = str(part.get("id", ""))
+        quoted = self.uses.quote(inputs, step)
+        if quoted and touched.changed:
+            self.uses.change(self.views_of(touched.changed, quoted), step)
         if touched.reads and state.get("status") == "completed":
             output = str(state.get("output") or "")
             self.add_read(View(touched.reads[0], touched.first_line, part_id, output), step)
@@ -288,8 +319,38 @@ class WorkingSetBuilder:
             return
         if signature is not None and part.get("tool") not in UNREPEATED_TOOLS:
             if signature in self.last_run:
+                if signature in self.repeated:
+                    self.left[self.repeated[signature]] = step
                 self.repeated[signature] = part_id
+            self.uses.use(part_id, step)
             self.last_run[signature] = part_id
+            command = f"{part.get('tool')}\x00{touched.command or signature}"
+            replaced = self.runs.get(command)
+            if replaced is not None:
+                self.replaced.add(replaced)
+            self.runs[command] = part_id
+
+    def views_of(self, paths: Iterable[str], among: set[str]) -> list[str]:
+        """Part ids of the views of files at these paths, among these."""
+        return [view.part_id for path in paths for view in self.pages.get(file_name(path), ())
+                if view.part_id in among and same_file(view.path, path)]
+
+    def latest_views(self) -> set[str]:
+        """Part ids of the newest view of each path."""
+        latest: dict[str, str] = {}
+        for views in self.reads.values():
+            for view in views:
+                latest[view.path] = view.part_id
+        return set(latest.values())
+
+    def lapsed(self, part_id: str, newest: set[str]) -> bool:
+        """Whether an output is past its use: a later view superseded it, or it is not among the
+        `newest` views (of each path, no edit changed) and nothing used it, nor touched its file
+        (a read, an edit, a naming), for `hot` steps."""
+        since = self.step - self.hot
+        return part_id in self.uses.superseded or (
+            part_id not in newest and self.uses.idle(part_id, since)
+            and self.touched.get(self.view_names.get(part_id, ""), -1) < since)
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
@@ -343,20 +404,27 @@ class WorkingSetBuilder:
         return recent
 
     def keep_whole(self) -> None:
-        """Choose the views kept whole now, and note when the others stopped being whole: the
-        working-set views of files worked on and touched within the last `hot` steps, or read
-        once within the last `fresh` (about to be edited), newest touch first while they fit; then
-        the older pages of the same files that their budget left out, while they still fit."""
+        """Note the working-set outputs past their use (`lapsed`), which leave the set, then choose
+        the views kept whole now, and note when the others stopped being whole: the working-set
+        views of files worked on and touched within the last `hot` steps, or read once within the
+        last `fresh` (about to be edited), newest touch first while they fit; then the older pages
+        of the same files that their budget left out, while they still fit."""
         hot = sorted(
             (touch, name)
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
             if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
+        newest = self.latest_views() - self.uses.changed.keys()
+        outputs = set(self.repeated.values()).union(*(views & self.outputs.keys() for views in self.files.values()))
+        idle = frozenset(part_id for part_id in outputs if self.lapsed(part_id, newest))
+        for part_id in idle - self.idle:
+            self.left[part_id] = self.step
+        self.idle = idle
         whole: set[str] = set()
         room = self.whole_budget
         for views in (self.files, self.page_views):
             for _, name in reversed(hot):
-                for part_id in sorted((views[name] & self.outputs.keys()) - whole):
+                for part_id in sorted((views[name] & self.outputs.keys()) - whole - idle):
                     tokens = self.view_tokens(part_id, self.outputs[part_id])
                     if tokens <= room:
                         room -= tokens
