@@ -218,3 +218,15 @@ def test_every_module_of_the_compressors_package_is_a_compressor() -> None:
     assert names == set(compressors.REGISTRY)
     for name, module in compressors.REGISTRY.items():
         assert module.NAME == name and callable(module.compress), name
+
+
+def test_the_schedule_is_entered_once_from_the_plan() -> None:
+    """The transform reads in one direction: only the plan imports the schedule, and it calls
+    `schedule_layout` once; the layout, prices and sizes come back in one `Schedule`."""
+    importers = sorted(
+        name for name, targets in graph().items() if any(target.startswith("deepmem.transform.schedule") for _, target in targets)
+    )
+    assert importers == ["deepmem.transform.plan"], importers
+    tree = ast.parse(modules()["deepmem.transform.plan"].read_text(encoding="utf-8"))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "schedule_layout"]
+    assert len(calls) == 1

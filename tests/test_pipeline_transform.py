@@ -18,6 +18,7 @@ from deepmem.project.config import load_settings
 from deepmem.tokens import estimate_tokens
 from deepmem.transform.outcomes import CACHES
 from deepmem.transform.plan import apply_edits, apply_transform, freeze_batches, plan_transform
+from deepmem.transform.schedule import MessageTokens
 from deepmem.types import TIERS, Settings
 from deepmem.vault.ccr import CCRStore
 from deepmem.vault.restore import restore_messages
@@ -236,7 +237,9 @@ def test_old_content_changes_only_when_the_boundary_jumps() -> None:
                 jumps += 1
                 old = sum(len(m["parts"]) for m in history[: old_plan.layout.first_young])
                 changed = [i for i in range(old) if current[i] != old_context[i]]
-                frozen = freeze_batches(history, [None] * len(history), plan.layout, settings, prices)
+                digests = [None] * len(history)
+                sizes = MessageTokens(history, digests, plan.layout.message_steps, settings)
+                frozen = freeze_batches(history, digests, plan.layout, settings, prices, sizes)
                 released = {part_id for pairs in frozen.releases.values() for part_id, _ in pairs}
                 assert all(parts[i]["id"] in released for i in changed), changed
                 untouched += not changed

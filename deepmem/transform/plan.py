@@ -10,6 +10,12 @@ messages after the prefix the two share. A new step on a long history then costs
 per message (none when the caller already holds them), a comparison of message keys, and
 the work of its new messages. `apply_transform` puts the edits and the trailing nudges in
 place.
+
+The module reads in the order a request is handled: `plan_transform`, the one entry, lays
+the history out once (the schedule hands back its layout, prices and message sizes, so
+nothing here calls back into it), then `plan_history` freezes the batches, assigns each
+message its batch, takes the outcomes and the nudges; the helpers follow in the order it
+calls them, and the application comes last.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ from deepmem.transform.outcomes import (
     tally,
 )
 from deepmem.transform.releases import Releases
-from deepmem.transform.schedule import MessageTokens, schedule_layout, working_set_builder
+from deepmem.transform.schedule import MessageTokens, Schedule, schedule_layout
+from deepmem.transform.working_set import sized_builder
 from deepmem.types import Message, Original, Part, Settings, Tier
 
 
@@ -78,189 +85,6 @@ class TransformPlan(msgspec.Struct, frozen=True):
     """The session's running bills at this step, with deepmem and without (`deepmem.transform.jumps.Bills`)."""
 
 
-def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
-    """The boundary at which a message of this step first becomes old: the first jump reaching it."""
-    return jumps[bisect_left(jumps, step)]
-
-
-def batch_ends(shape: Layout, messages: list[Message]) -> dict[int, int]:
-    """Each boundary jumped to (0 … the current one) → index of the first message still new then."""
-    ends: dict[int, int] = {}
-    jumps = iter(shape.jumps)
-    boundary = next(jumps)
-    for index, message in enumerate(messages[: shape.first_young]):
-        while message["info"]["role"] == "assistant" and shape.message_steps[index] > boundary:
-            ends[boundary] = index
-            boundary = next(jumps)
-    ends[shape.boundary] = shape.first_young
-    return ends
-
-
-class Frozen(msgspec.Struct, frozen=True):
-    """The batches of a history, and the working-set outputs cut after they left the set."""
-
-    batches: dict[int, Batch]
-    """Boundary → its Batch, for every boundary up to the current one."""
-    releases: dict[int, tuple[tuple[str, int], ...]]
-    """Message index → (part id, boundary) for each of its parts that was in the working set
-    when it became old, left it later, and is cut at that boundary's jump (`deepmem.transform.releases`)."""
-
-
-def freeze_batches(
-    messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings, prices: PriceModel
-) -> Frozen:
-    """The Batch of every boundary up to the current one, and the releases, from one pass over the old messages."""
-    ends = batch_ends(shape, messages)
-    hasher = xxhash.xxh3_128(repr(settings).encode())
-    stops: dict[int, tuple[int, int]] = {}
-    tokens = 0
-    start = 0
-    for boundary, end in sorted(ends.items()):
-        for message, digest in zip(messages[start:end], digests[start:end], strict=True):
-            hasher.update(b"?" if digest is None else digest)
-            tokens += message_sizes(message, digest).tokens
-        start = end
-        stops[boundary] = (hasher.intdigest(), tokens)
-
-    rebased_from = {boundary: first_after(shape.message_steps, read) for read, boundary in shape.rebases}
-
-    def build() -> Frozen:
-        builder, done, batches = FactsBuilder(), 0, {}
-        ahead, read = WorkingFold(working_set_builder(settings, prices)), 0
-        sizes = MessageTokens(messages, digests, shape.message_steps, settings)
-        releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices)
-        for boundary, end in sorted(ends.items()):
-            for message in messages[done:end]:
-                builder.add(message)
-            jumped = jump_end(shape.message_steps, boundary + settings.tail_steps, end)
-            for message in messages[read:jumped]:
-                ahead.add(message)
-            read = jumped
-            ahead.working.settle()
-            facts = builder.snapshot()
-            working_set = facts.working_set - ahead.working.idle
-            facts = msgspec.structs.replace(facts, working_set=working_set, whole_views=ahead.working.whole & working_set)
-            first = rebased_from.get(boundary, done)
-            if boundary in rebased_from:
-                releases.forget(first)
-            else:
-                releases.release(boundary, done, ahead.working.left, facts.working_set, facts.whole_views)
-            releases.hold(facts.working_set, facts.whole_views, builder.working.where, first, end)
-            done = end
-            fingerprint, tokens = stops[boundary]
-            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
-        return Frozen(batches, releases.frozen())
-
-    seen = jump_end(shape.message_steps, shape.boundary + settings.tail_steps, shape.first_young)
-    young = xxhash.xxh3_64_intdigest(b"".join(b"?" if digest is None else digest for digest in digests[shape.first_young : seen]))
-    return CACHES.batches.get((stops[shape.boundary][0], young, shape.jumps, shape.rebases, prices), build)
-
-
-def first_after(message_steps: tuple[int, ...], step: int) -> int:
-    """Index of the first message whose step is past `step` (0 for step 0: every message)."""
-    return bisect_right(message_steps, step) if step else 0
-
-
-def jump_end(message_steps: tuple[int, ...], step: int, start: int) -> int:
-    """Index of the first message after `start` whose step is past `step` (the history's end when none)."""
-    return next((index for index in range(start, len(message_steps)) if message_steps[index] > step), len(message_steps))
-
-
-def kept_copies(copied: CopiedLines, batches: list[Batch], first_young: int) -> list[frozenset[str]]:
-    """Per message: the lines it copied that no later message of its batch copies again, so the
-    batch shows each once (a new message: every line it copied, for its capture-time trim)."""
-    kept: list[frozenset[str]] = []
-    start = 0
-    while start < first_young:
-        end = start + 1
-        while end < first_young and batches[end] is batches[start]:
-            end += 1
-        kept.extend(copied.kept(start, end))
-        start = end
-    return kept + list(copied.copied[first_young : len(batches)])
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Suspend the cyclic garbage collector for a while (restored as it was).
-
-    A plan allocates many short-lived, acyclic objects next to a large live history; each
-    collection they trigger would walk that whole history (a fifth of a cold 1M-token plan).
-    Reference counting still frees everything as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-class Accumulated(msgspec.Struct, gc=False):
-    """Per-message results of the latest plan of one history, kept so that the plan one step
-    later recomputes only the messages after the prefix the two histories share."""
-
-    keys: list[MessageKey] = []
-    edit_ends: list[int] = []
-    original_ends: list[int] = []
-    failures: list[int] = []
-    """Per message: running counts of edits, originals and failures up to it."""
-    totals: list[dict[str, KindStats]] = []
-    """Per message: each stats kind's counts summed up to it."""
-    edits: list[PartEdit] = []
-    originals: list[Original] = []
-    message_tokens: list[int] = []
-    signals: list[Signals] = []
-
-    def prefix(self, count: int) -> Accumulated:
-        """A copy holding the first `count` messages' results."""
-        if count == 0:
-            return Accumulated()
-        return Accumulated(
-            self.keys[:count],
-            self.edit_ends[:count],
-            self.original_ends[:count],
-            self.failures[:count],
-            self.totals[:count],
-            self.edits[: self.edit_ends[count - 1]],
-            self.originals[: self.original_ends[count - 1]],
-            self.message_tokens[:count],
-            self.signals[:count],
-        )
-
-    def add(self, index: int, message: Message, key: MessageKey, outcome: MessageOutcome) -> None:
-        """Append one message's outcome."""
-        if outcome.replaced:
-            message_id = str(message["info"].get("id", ""))
-            parts = message["parts"]
-            self.edits.extend(
-                PartEdit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
-                for part_index, part in outcome.replaced
-            )
-            self.originals.extend(outcome.originals)
-        totals = dict(self.totals[-1]) if self.totals else {}
-        for kind, counts in outcome.rows:
-            tally(totals, kind, counts)
-        self.keys.append(key)
-        self.edit_ends.append(len(self.edits))
-        self.original_ends.append(len(self.originals))
-        self.failures.append((self.failures[-1] if self.failures else 0) + outcome.failures)
-        self.totals.append(totals)
-        self.message_tokens.append(outcome.tokens)
-        self.signals.append(outcome.signals)
-
-
-def shared_prefix(old: list[MessageKey], new: list[MessageKey]) -> int:
-    """How many leading message keys two plans share (a message without a digest ends it)."""
-    count = 0
-    for before, now in zip(old, new, strict=False):
-        if before != now or now.digest is None:
-            break
-        count += 1
-    return count
-
-
 def plan_transform(
     messages: list[Message],
     settings: Settings,
@@ -282,9 +106,26 @@ def plan_transform(
         if digests is None:
             digests = [message_digest(message) for message in messages]
         schedule = schedule_layout(messages, digests, settings, prices, jumps, frame)
-        plan = plan_history(messages, settings, tier, digests, schedule.layout, schedule.prices)
+        plan = plan_history(messages, settings, tier, digests, schedule)
         plan = msgspec.structs.replace(plan, bills=schedule.bills)
         return with_cache_mark(plan, messages, schedule.mark) if schedule.mark else plan
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Suspend the cyclic garbage collector for a while (restored as it was).
+
+    A plan allocates many short-lived, acyclic objects next to a large live history; each
+    collection they trigger would walk that whole history (a fifth of a cold 1M-token plan).
+    Reference counting still frees everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def plan_history(
@@ -292,14 +133,14 @@ def plan_history(
     settings: Settings,
     tier: Tier | None,
     digests: list[bytes | None],
-    shape: Layout,
-    prices: PriceModel,
+    schedule: Schedule,
 ) -> TransformPlan:
-    """The plan itself (see `plan_transform`)."""
+    """The plan itself (see `plan_transform`), on the layout, prices and sizes the schedule laid out."""
+    shape, prices = schedule.layout, schedule.prices
     # Tier and facts come from the history up to the boundary that first made a part old,
     # so old content only changes when the boundary jumps, and then only the newly old
     # steps (prompt-cache stability).
-    frozen = freeze_batches(messages, digests, shape, settings, prices)
+    frozen = freeze_batches(messages, digests, shape, settings, prices, schedule.sizes)
     batches = frozen.batches
     first = digests[0] if digests else None
     copied = copied_lines(messages, digests, CACHES.copied.peek(first) if first is not None else None)
@@ -374,6 +215,172 @@ def plan_history(
     )
 
 
+class Frozen(msgspec.Struct, frozen=True):
+    """The batches of a history, and the working-set outputs cut after they left the set."""
+
+    batches: dict[int, Batch]
+    """Boundary → its Batch, for every boundary up to the current one."""
+    releases: dict[int, tuple[tuple[str, int], ...]]
+    """Message index → (part id, boundary) for each of its parts that was in the working set
+    when it became old, left it later, and is cut at that boundary's jump (`deepmem.transform.releases`)."""
+
+
+def freeze_batches(
+    messages: list[Message], digests: list[bytes | None], shape: Layout, settings: Settings, prices: PriceModel,
+    sizes: MessageTokens,
+) -> Frozen:
+    """The Batch of every boundary up to the current one, and the releases, from one pass over the old messages."""
+    ends = batch_ends(shape, messages)
+    hasher = xxhash.xxh3_128(repr(settings).encode())
+    stops: dict[int, tuple[int, int]] = {}
+    tokens = 0
+    start = 0
+    for boundary, end in sorted(ends.items()):
+        for message, digest in zip(messages[start:end], digests[start:end], strict=True):
+            hasher.update(b"?" if digest is None else digest)
+            tokens += message_sizes(message, digest).tokens
+        start = end
+        stops[boundary] = (hasher.intdigest(), tokens)
+
+    rebased_from = {boundary: first_after(shape.message_steps, read) for read, boundary in shape.rebases}
+
+    def build() -> Frozen:
+        builder, done, batches = FactsBuilder(), 0, {}
+        ahead, read = WorkingFold(sized_builder(settings, prices)), 0
+        releases = Releases(sizes.saving, sizes.between, settings.tail_steps, prices)
+        for boundary, end in sorted(ends.items()):
+            for message in messages[done:end]:
+                builder.add(message)
+            jumped = jump_end(shape.message_steps, boundary + settings.tail_steps, end)
+            for message in messages[read:jumped]:
+                ahead.add(message)
+            read = jumped
+            ahead.working.settle()
+            facts = builder.snapshot()
+            working_set = facts.working_set - ahead.working.idle
+            facts = msgspec.structs.replace(facts, working_set=working_set, whole_views=ahead.working.whole & working_set)
+            first = rebased_from.get(boundary, done)
+            if boundary in rebased_from:
+                releases.forget(first)
+            else:
+                releases.release(boundary, done, ahead.working.left, facts.working_set, facts.whole_views)
+            releases.hold(facts.working_set, facts.whole_views, builder.working.where, first, end)
+            done = end
+            fingerprint, tokens = stops[boundary]
+            batches[boundary] = Batch(boundary, fingerprint, tier_for(tokens, settings), facts)
+        return Frozen(batches, releases.frozen())
+
+    seen = jump_end(shape.message_steps, shape.boundary + settings.tail_steps, shape.first_young)
+    young = xxhash.xxh3_64_intdigest(b"".join(b"?" if digest is None else digest for digest in digests[shape.first_young : seen]))
+    return CACHES.batches.get((stops[shape.boundary][0], young, shape.jumps, shape.rebases, prices), build)
+
+
+def batch_ends(shape: Layout, messages: list[Message]) -> dict[int, int]:
+    """Each boundary jumped to (0 … the current one) → index of the first message still new then."""
+    ends: dict[int, int] = {}
+    jumps = iter(shape.jumps)
+    boundary = next(jumps)
+    for index, message in enumerate(messages[: shape.first_young]):
+        while message["info"]["role"] == "assistant" and shape.message_steps[index] > boundary:
+            ends[boundary] = index
+            boundary = next(jumps)
+    ends[shape.boundary] = shape.first_young
+    return ends
+
+
+def first_after(message_steps: tuple[int, ...], step: int) -> int:
+    """Index of the first message whose step is past `step` (0 for step 0: every message)."""
+    return bisect_right(message_steps, step) if step else 0
+
+
+def jump_end(message_steps: tuple[int, ...], step: int, start: int) -> int:
+    """Index of the first message after `start` whose step is past `step` (the history's end when none)."""
+    return next((index for index in range(start, len(message_steps)) if message_steps[index] > step), len(message_steps))
+
+
+def first_boundary(step: int, jumps: tuple[int, ...]) -> int:
+    """The boundary at which a message of this step first becomes old: the first jump reaching it."""
+    return jumps[bisect_left(jumps, step)]
+
+
+def kept_copies(copied: CopiedLines, batches: list[Batch], first_young: int) -> list[frozenset[str]]:
+    """Per message: the lines it copied that no later message of its batch copies again, so the
+    batch shows each once (a new message: every line it copied, for its capture-time trim)."""
+    kept: list[frozenset[str]] = []
+    start = 0
+    while start < first_young:
+        end = start + 1
+        while end < first_young and batches[end] is batches[start]:
+            end += 1
+        kept.extend(copied.kept(start, end))
+        start = end
+    return kept + list(copied.copied[first_young : len(batches)])
+
+
+class Accumulated(msgspec.Struct, gc=False):
+    """Per-message results of the latest plan of one history, kept so that the plan one step
+    later recomputes only the messages after the prefix the two histories share."""
+
+    keys: list[MessageKey] = []
+    edit_ends: list[int] = []
+    original_ends: list[int] = []
+    failures: list[int] = []
+    """Per message: running counts of edits, originals and failures up to it."""
+    totals: list[dict[str, KindStats]] = []
+    """Per message: each stats kind's counts summed up to it."""
+    edits: list[PartEdit] = []
+    originals: list[Original] = []
+    message_tokens: list[int] = []
+    signals: list[Signals] = []
+
+    def prefix(self, count: int) -> Accumulated:
+        """A copy holding the first `count` messages' results."""
+        if count == 0:
+            return Accumulated()
+        return Accumulated(
+            self.keys[:count],
+            self.edit_ends[:count],
+            self.original_ends[:count],
+            self.failures[:count],
+            self.totals[:count],
+            self.edits[: self.edit_ends[count - 1]],
+            self.originals[: self.original_ends[count - 1]],
+            self.message_tokens[:count],
+            self.signals[:count],
+        )
+
+    def add(self, index: int, message: Message, key: MessageKey, outcome: MessageOutcome) -> None:
+        """Append one message's outcome."""
+        if outcome.replaced:
+            message_id = str(message["info"].get("id", ""))
+            parts = message["parts"]
+            self.edits.extend(
+                PartEdit(index, part_index, message_id, str(parts[part_index].get("id", "")), part)
+                for part_index, part in outcome.replaced
+            )
+            self.originals.extend(outcome.originals)
+        totals = dict(self.totals[-1]) if self.totals else {}
+        for kind, counts in outcome.rows:
+            tally(totals, kind, counts)
+        self.keys.append(key)
+        self.edit_ends.append(len(self.edits))
+        self.original_ends.append(len(self.originals))
+        self.failures.append((self.failures[-1] if self.failures else 0) + outcome.failures)
+        self.totals.append(totals)
+        self.message_tokens.append(outcome.tokens)
+        self.signals.append(outcome.signals)
+
+
+def shared_prefix(old: list[MessageKey], new: list[MessageKey]) -> int:
+    """How many leading message keys two plans share (a message without a digest ends it)."""
+    count = 0
+    for before, now in zip(old, new, strict=False):
+        if before != now or now.digest is None:
+            break
+        count += 1
+    return count
+
+
 def with_cache_mark(plan: TransformPlan, messages: list[Message], mark: tuple[int, int]) -> TransformPlan:
     """The plan with deepmem's cache mark on the part at `mark` (message index, part index): on its
     edit when it has one, else on an edit of its own whose original goes to CCR like any other."""
@@ -390,6 +397,11 @@ def with_cache_mark(plan: TransformPlan, messages: list[Message], mark: tuple[in
         edits.insert(at, edit)
         originals = [*originals, kept]
     return msgspec.structs.replace(plan, edits=edits, originals=originals, mark=mark)
+
+
+def apply_transform(messages: list[Message], plan: TransformPlan) -> list[Message]:
+    """The messages as the model should see them after this plan: edits, then tail parts."""
+    return append_tail_parts(apply_edits(messages, plan.edits), plan.tail_parts)
 
 
 def apply_edits(messages: list[Message], edits: list[PartEdit]) -> list[Message]:
@@ -433,8 +445,3 @@ def append_tail_parts(messages: list[Message], tail_parts: list[Part]) -> list[M
     if str(messages[-1]["info"].get("id", "")).startswith(TRAILING_PREFIX):
         return messages
     return [*messages, trailing_message(messages[-1], tail_parts)]
-
-
-def apply_transform(messages: list[Message], plan: TransformPlan) -> list[Message]:
-    """The messages as the model should see them after this plan: edits, then tail parts."""
-    return append_tail_parts(apply_edits(messages, plan.edits), plan.tail_parts)

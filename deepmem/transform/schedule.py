@@ -13,7 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from deepmem.bill.prices import PriceModel, resolve_prices, warn_once
-from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens, whole_view_tokens
+from deepmem.history import Layout, layout, message_steps, tier_for, view_cap_tokens
 from deepmem.transform.cache_mark import MarkPlaces
 from deepmem.transform.facts import WholeViews
 from deepmem.transform.jumps import (
@@ -29,7 +29,7 @@ from deepmem.transform.jumps import (
     running_totals,
 )
 from deepmem.transform.outcomes import CACHES, Batch, message_digest, message_sizes, part_outcomes
-from deepmem.transform.working_set import WorkingSetBuilder
+from deepmem.transform.working_set import sized_builder
 from deepmem.types import Facts, Message, Settings, Tier
 
 PROBES: dict[Tier, Batch] = {tier: Batch(0, 0, tier, Facts()) for tier in ("low", "medium", "high")}
@@ -98,11 +98,6 @@ class MessageTokens:
         return self.sums[end] - self.sums[min(index + 1, end)]
 
 
-def working_set_builder(settings: Settings, prices: PriceModel) -> WorkingSetBuilder:
-    """The working set as these settings and prices size it."""
-    return WorkingSetBuilder(hot=prices.rent_steps, fresh=settings.tail_steps, whole=whole_view_tokens(settings))
-
-
 def whole_views(
     messages: list[Message], digests: list[bytes | None], steps: tuple[int, ...], settings: Settings, prices: PriceModel
 ) -> WholeViews:
@@ -110,7 +105,7 @@ def whole_views(
     key = (digests[0] if digests else None, settings, prices)
     folded = CACHES.whole.peek(key) if key[0] is not None else None
     if folded is None or not folded.matches(digests):
-        folded = WholeViews(working_set_builder(settings, prices), settings.tail_steps)
+        folded = WholeViews(sized_builder(settings, prices), settings.tail_steps)
     for index in range(len(folded.digests), len(messages)):
         folded.fold(messages[index], digests[index], steps[index])
     if key[0] is not None:
@@ -137,10 +132,7 @@ def marked_tokens(places: MarkPlaces | None, cut: tuple[int, ...], probed: tuple
 
 
 def step_sizes(
-    messages: list[Message],
-    digests: list[bytes | None],
-    steps: tuple[int, ...],
-    settings: Settings,
+    sizes: MessageTokens,
     prices: PriceModel,
     cold: tuple[bool, ...],
     places: MarkPlaces | None = None,
@@ -149,8 +141,8 @@ def step_sizes(
     """What the schedule weighs: running token totals per step, uncompressed and probed, the
     cold steps, what a jump reads up to deepmem's cache mark (`places`) and what every request
     carries before its messages (`frame`)."""
+    messages, digests, steps, settings = sizes.messages, sizes.digests, sizes.steps, sizes.settings
     count = steps[-1] if steps else 0
-    sizes = MessageTokens(messages, digests, steps, settings)
     probed = [sizes.probe(index) for index in range(len(messages))]
     cap = view_cap_tokens(settings)
     folded = whole_views(messages, digests, steps, settings, prices)
@@ -168,7 +160,7 @@ def session_sizes(
     steps = message_steps(messages)
     cold = cold_steps(messages, steps, steps[-1] if steps else 0, prices)
     places = mark_places(messages, steps, settings, prices)
-    return step_sizes(messages, digests, steps, settings, prices, cold, places, frame)
+    return step_sizes(MessageTokens(messages, digests, steps, settings), prices, cold, places, frame)
 
 
 def rebases(
@@ -210,11 +202,13 @@ def mark_at(places: MarkPlaces | None, shape: Layout, settings: Settings) -> tup
 
 
 class Schedule(msgspec.Struct, frozen=True):
-    """Where a history's boundary stands, the price model that put it there, the part that
-    carries deepmem's cache mark, and the session's running bills (none when the jumps were imposed)."""
+    """Where a history's boundary stands, the price model that put it there, the history's
+    message sizes (which the plan's releases weigh too), the part that carries deepmem's cache
+    mark, and the session's running bills (none when the jumps were imposed)."""
 
     layout: Layout
     prices: PriceModel
+    sizes: MessageTokens
     mark: tuple[int, int] | None = None
     bills: Bills | None = None
 
@@ -237,10 +231,11 @@ def schedule_layout(
     count = steps[-1] if steps else 0
     cold = cold_steps(messages, steps, count, prices)
     places = mark_places(messages, steps, settings, prices)
+    tokens = MessageTokens(messages, digests, steps, settings)
     bills = None
     if jumps is None:
-        sizes = step_sizes(messages, digests, steps, settings, prices, cold, places, frame)
+        sizes = step_sizes(tokens, prices, cold, places, frame)
         jumps = fixed_jumps(count, settings) if settings.schedule == "fixed" else priced_jumps(sizes, settings, prices)
         bills = running_bills(sizes, jumps, settings, prices)
     shape = layout(messages, jumps, steps, rebases(jumps, cold, settings, prices, places))
-    return Schedule(shape, prices, mark_at(places, shape, settings), bills)
+    return Schedule(shape, prices, tokens, mark_at(places, shape, settings), bills)

@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import orjson
 
-from deepmem.bill.prices import FAMILIES
+from deepmem.bill.prices import FAMILIES, PriceModel
 from deepmem.history import whole_view_tokens
 from deepmem.tokens import estimate_tokens
 from deepmem.toolcalls.paths import file_name, same_file
@@ -443,3 +443,9 @@ def user_text(message: Message) -> str:
         for part in message["parts"]
         if part.get("type") == "text" and not part.get("synthetic") and isinstance(part.get("text"), str)
     )
+
+
+def sized_builder(settings: Settings, prices: PriceModel) -> WorkingSetBuilder:
+    """The working set as these settings and prices size it: hot for the prices' rent, fresh
+    for the tail, whole views within their share of the window."""
+    return WorkingSetBuilder(hot=prices.rent_steps, fresh=settings.tail_steps, whole=whole_view_tokens(settings))
