@@ -7,7 +7,15 @@ from pathlib import Path
 
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, resume_block
-from deepmem.checkpoints.quotes import LOG, NAMES_THE_WORK, OWN_WORDS, PASTED_TEXT, line_kinds, wanted_tokens
+from deepmem.checkpoints.quotes import (
+    FILE_NAMED,
+    LOG,
+    NAMES_THE_WORK,
+    OWN_WORDS,
+    PASTED_TEXT,
+    line_kinds,
+    wanted_tokens,
+)
 from deepmem.checkpoints.render import CHECKPOINT_TOKENS, LONG_REQUEST_TOKENS, by_folder, checkpoint_sections
 from deepmem.extractors import extract
 
@@ -89,6 +97,29 @@ def test_a_long_request_does_not_crowd_the_files_and_commands_out_of_the_resume_
     assert block is not None and TokenCounter().count(block) <= RESUME_BUDGET_TOKENS
     assert all(f"`internal/handlers/handler_{n:02}.go`" in block for n in range(12)), "every file modified"
     assert "go test ./internal/..." in block and "> Step 0: move route 0" in block
+
+
+def test_a_block_cut_short_still_names_every_file_and_command_the_checkpoint_names(tmp_path: Path) -> None:
+    """Long lines of code names, many commands and a long plan: what the cut sections lose is named at the end."""
+    plan = "\n".join(f"Step {n}: move route {n} behind the new router, keeping the old path alive for a release"
+                     for n in range(120))
+    tools = ["go test ./internal/...", "go vet ./...", "make lint", "golangci-lint run", "go build ./cmd/server"]
+    runs = [assistant(call("bash", "ok", 0, command=f"cd {ROOT} && {tool} -v 2>&1 | tail -40")) for tool in tools]
+    messages = [*many_changes(24), *runs, user(plan)]
+    markdown = checkpoint_of(messages, tmp_path)
+    block = resume_block(tmp_path)
+    assert block is not None and TokenCounter().count(block) <= RESUME_BUDGET_TOKENS
+    assert "## Also in checkpoint.md" in block, "the sections were cut"
+    files = [f"internal/handlers/handler_{n:02}.go" for n in range(24)]
+    assert all(path in markdown for path in files) and all(path in block for path in files)
+    assert all(f"{tool} -v 2>&1 | tail -40" in block for tool in tools), "every command"
+    assert "> Step 0: move route 0" in block, "the request keeps its floor"
+
+
+def test_a_request_line_naming_a_file_by_a_link_or_in_quotes_goes_first_in_a_block() -> None:
+    lines = ["the bug is in the rounding", "see https://github.com/org/repo/blob/abc123/lib/core/scales.py#L377",
+             "hdu.writeto('diffbug.fits', overwrite=True)", "nothing else to say here at all"]
+    assert [bool(FILE_NAMED.search(line)) for line in lines] == [False, True, True, False]
 
 
 def test_files_read_and_not_changed_on_one_line_grouped_by_folder(tmp_path: Path) -> None:

@@ -5,17 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from deepmem.checkpoints.block import block_body, fitted_block
 from deepmem.checkpoints.episode import episode_text, session_time
-from deepmem.checkpoints.fit import fit_sections, section_chosen
-from deepmem.checkpoints.quotes import quotes_within
-from deepmem.checkpoints.render import (
-    END_MARK,
-    ESTIMATE_ERROR,
-    LEFT_OUT_OF_BLOCKS,
-    SECTION_WEIGHTS,
-    compaction_prompt,
-    render_checkpoint,
-)
+from deepmem.checkpoints.render import ESTIMATE_ERROR, compaction_prompt, render_checkpoint
 from deepmem.checkpoints.schedule import after_compaction
 from deepmem.checkpoints.store import (
     LATEST,
@@ -34,20 +26,16 @@ from deepmem.memory.episodes import brief, put_episode, related
 from deepmem.memory.store import add_notes, now_text
 from deepmem.project.config import memory_dir
 from deepmem.project.folder import Project
-from deepmem.tokens import tokens_for_cap
 from deepmem.types import DeepmemError, InputError, Message
 from deepmem.vault.disk import locked
 from deepmem.vault.redact import Redactor
 from deepmem.vault.sessionio import validate_messages
 
 RESUME_BUDGET_TOKENS = 1_000
-RESUME_TASK_FLOOR = 450
-"""The tokens the requests quoted keep in a resume block however much the other sections take."""
-TASK_SECTION = "Task overview"
-RELATED_GOAL_CHARS = 100
-"""A related earlier session's goal is cut to this many characters in the resume block."""
 """The resume block's cap: with the memory block and the first whisper, a start under 1,500 tokens (median) on
 swe-deepseek, whose checkpoints run longest."""
+RELATED_GOAL_CHARS = 100
+"""A related earlier session's goal is cut to this many characters in the resume block."""
 RESUME_OPEN = (
     "<deepmem-resume>\nThe last session of this project was checkpointed as below. "
     "Continue from it when the user's request follows on from that work.\n\n"
@@ -153,7 +141,7 @@ def resume_block(root: str | os.PathLike[str], budget: int = RESUME_BUDGET_TOKEN
     checkpoint = latest_checkpoint(root)
     if checkpoint is None:
         return None
-    return fitted_block(RESUME_OPEN, block_body(checkpoint) + related_section(root), budget)
+    return fitted_block(RESUME_OPEN, RESUME_CLOSE, block_body(checkpoint) + related_section(root), room_of(budget))
 
 
 def continuation_block(root: str | os.PathLike[str], session_id: str, budget: int = RESUME_BUDGET_TOKENS) -> str | None:
@@ -162,25 +150,12 @@ def continuation_block(root: str | os.PathLike[str], session_id: str, budget: in
     checkpoint = read_checkpoint(session_dir(root, session_id) / LATEST)
     if checkpoint is None:
         return None
-    return fitted_block(CONTINUATION_OPEN, block_body(checkpoint), budget)
+    return fitted_block(CONTINUATION_OPEN, RESUME_CLOSE, block_body(checkpoint), room_of(budget))
 
 
-def block_body(checkpoint: str) -> str:
-    """The checkpoint as a block shows it: without its end mark, the line naming its session and its empty sections."""
-    return LEFT_OUT_OF_BLOCKS.sub("", checkpoint.replace(END_MARK, "")).rstrip() + "\n"
-
-
-def fitted_block(opening: str, body: str, budget: int) -> str:
-    """The body between `opening` and the close, its sections cut to their shares until it fits `budget` tokens
-    (estimated, less the estimate's error, so that it fits in the model's own tokens too). The requests quoted take
-    what the other sections leave, but at least RESUME_TASK_FLOOR, their lines naming the work first: a long request
-    does not crowd out the files and commands."""
-    room = int(budget / (1 + ESTIMATE_ERROR))
-    around = opening + RESUME_CLOSE
-    others = tokens_for_cap(around + section_chosen(body, TASK_SECTION, lambda lines: []))
-    left = max(room - others, RESUME_TASK_FLOOR)
-    body = section_chosen(body, TASK_SECTION, lambda lines: quotes_within(lines, left))
-    return opening + fit_sections(body, room, SECTION_WEIGHTS, around) + RESUME_CLOSE
+def room_of(budget: int) -> int:
+    """A block's room in estimated tokens: its budget in the model's tokens less the estimate's error."""
+    return int(budget / (1 + ESTIMATE_ERROR))
 
 
 def related_section(root: str | os.PathLike[str]) -> str:
