@@ -150,7 +150,7 @@ def test_a_view_no_longer_in_use_is_not_counted_used_by_what_it_does_not_show() 
     uses = ViewUses()
     uses.add_view("prt_a", SOURCE, 1, ())
     assert uses.quote({"oldString": "nothing like any line of the view"}, 5) == set()
-    assert uses.idle("prt_a", 2)
+    assert uses.used["prt_a"] == 1, "still its read step"
 
 
 def test_a_test_run_a_later_run_replaced_keeps_its_failures_and_summary() -> None:

@@ -85,7 +85,3 @@ class ViewUses:
     def use(self, part_id: str, step: int) -> None:
         """The view was used at `step` (the newest view of a file changed then)."""
         self.used[part_id] = max(self.used.get(part_id, step), step)
-
-    def idle(self, part_id: str, since: int) -> bool:
-        """True when nothing used the view after step `since`."""
-        return self.used.get(part_id, since) < since

@@ -182,6 +182,9 @@ class WorkingSetBuilder:
         """Part ids of the runs a later run of the same command replaced."""
         self.files: dict[str, frozenset[str]] = {}
         """File name → part ids of its views in the working set, as of the last snapshot."""
+        self.file_outputs: set[str] = set()
+        """Part ids of the views in the working set of every file, as of the last snapshot (a view
+        belongs to the views of its own file name only)."""
         self.changed: set[str] = set()
         """File names whose views, edits or naming changed since the last snapshot."""
         self.where: dict[str, int] = {}
@@ -343,14 +346,17 @@ class WorkingSetBuilder:
                 latest[view.path] = view.part_id
         return set(latest.values())
 
-    def lapsed(self, part_id: str, newest: set[str]) -> bool:
-        """Whether an output is past its use: a later view superseded it, or it is not among the
-        `newest` views (of each path, no edit changed) and nothing used it, nor touched its file
-        (a read, an edit, a naming), for `hot` steps."""
+    def lapsed(self, outputs: Iterable[str], newest: set[str]) -> frozenset[str]:
+        """The outputs past their use: a later view superseded it, or it is not among the `newest`
+        views (of each path, no edit changed) and nothing used it, nor touched its file (a read, an
+        edit, a naming), for `hot` steps (one pass over every output at every settle: kept to
+        plain lookups)."""
         since = self.step - self.hot
-        return part_id in self.uses.superseded or (
-            part_id not in newest and self.uses.idle(part_id, since)
-            and self.touched.get(self.view_names.get(part_id, ""), -1) < since)
+        superseded, used, touched, names = self.uses.superseded, self.uses.used, self.touched, self.view_names
+        return frozenset(
+            part_id for part_id in outputs
+            if part_id in superseded or (part_id not in newest and used.get(part_id, since) < since
+                                         and touched.get(names.get(part_id, ""), -1) < since))
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
@@ -369,7 +375,10 @@ class WorkingSetBuilder:
         """Bring the views of each file and the views kept whole up to now (only files changed
         since the last time are looked at again)."""
         for name in self.changed:
-            self.files[name] = self.file_views(name, self.reads.get(name, ()))
+            views = self.file_views(name, self.reads.get(name, ()))
+            self.file_outputs.difference_update(self.files.get(name, ()))
+            self.file_outputs.update(views)
+            self.files[name] = views
             self.page_views[name] = self.file_views(name, self.pages.get(name, ()))
         self.changed.clear()
         self.keep_whole()
@@ -415,8 +424,7 @@ class WorkingSetBuilder:
             if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
         newest = self.latest_views() - self.uses.changed.keys()
-        outputs = set(self.repeated.values()).union(*(views & self.outputs.keys() for views in self.files.values()))
-        idle = frozenset(part_id for part_id in outputs if self.lapsed(part_id, newest))
+        idle = self.lapsed(self.file_outputs.union(self.repeated.values()), newest)
         for part_id in idle - self.idle:
             self.left[part_id] = self.step
         self.idle = idle
