@@ -257,6 +257,10 @@ def freeze_batches(
             read = jumped
             ahead.working.settle()
             facts = builder.snapshot()
+            # The views kept whole are those of the boundary's own working set: an older page of a file that a
+            # later read pushed past the file's budget leaves it, though `keep_whole` may still count it whole.
+            # Keeping such pages whole too (`facts.working_set | ahead.working.whole`) was measured and left out:
+            # quoted lines in view +0.2 to +1.4 points, pooled cost +2% to +5% (claude-entire 0.670 -> 0.703).
             working_set = facts.working_set - ahead.working.idle
             facts = msgspec.structs.replace(facts, working_set=working_set, whole_views=ahead.working.whole & working_set)
             first = rebased_from.get(boundary, done)
