@@ -34,6 +34,15 @@ def test_a_model_with_an_input_limit_keeps_the_smaller_of_20k_and_its_output_cap
     assert usable_tokens(ModelLimits(context=400_000, input=272_000)) == 252_000
 
 
+def test_a_configured_reserve_replaces_opencode_s_own_below_an_input_limit_only() -> None:
+    """OpenCode's `compaction.reserved` is kept below an input limit; a model without one keeps its output cap."""
+    assert usable_tokens(ModelLimits(context=400_000, input=272_000, output=128_000, reserved=50_000)) == 222_000
+    assert usable_tokens(ModelLimits(context=400_000, input=272_000, output=128_000, reserved=0)) == 272_000
+    assert usable_tokens(ModelLimits(context=200_000, output=64_000, reserved=50_000)) == 168_000
+    wide = pressure_tokens(ModelLimits(context=400_000, input=272_000, output=128_000), "openai")
+    assert pressure_tokens(ModelLimits(context=400_000, input=272_000, output=128_000, reserved=50_000), "openai") < wide
+
+
 def test_a_1m_window_presses_far_later_and_still_before_the_host() -> None:
     limits = ModelLimits(context=1_000_000, output=64_000)
     assert usable_tokens(limits) == 968_000
@@ -81,6 +90,9 @@ def test_a_claude_token_counts_more_than_the_estimate() -> None:
         ({"limit": {"context": True, "output": 1.5e5}}, 0, ModelLimits(0, 0, 150_000)),
         ({"limit": None}, 90_000, ModelLimits(90_000)),
         ({}, 0, ModelLimits()),
+        ({"limit": {"context": 400_000, "input": 272_000, "reserved": 30_000}}, 0, ModelLimits(400_000, 272_000, 0, 30_000)),
+        ({"limit": {"context": 400_000, "reserved": True}}, 0, ModelLimits(400_000)),
+        ({"limit": {"context": 400_000, "reserved": -1}}, 0, ModelLimits(400_000)),
         (None, 0, ModelLimits()),
         ("claude", 0, ModelLimits()),
     ],

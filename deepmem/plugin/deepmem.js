@@ -555,9 +555,10 @@ function contextWindow(model) {
 
 // What the engine prices a session's jumps with: the model's id, provider, prices (OpenCode's
 // `model.cost`, dollars per million tokens) and AI SDK package (`model.api.npm`: whether
-// OpenCode sends a cache key); and its limits (`model.limit`: context, input, output), from which
-// the engine knows where OpenCode would compact; {} when OpenCode passes no model.
-function modelFacts(model) {
+// OpenCode sends a cache key); and its limits (`model.limit`: context, input, output, with the
+// reserve the user's config keeps below an input limit), from which the engine knows where
+// OpenCode would compact; {} when OpenCode passes no model.
+function modelFacts(model, reserved) {
   if (!model || typeof model !== "object") return {};
   const { id, providerID, cost } = model;
   return {
@@ -565,14 +566,23 @@ function modelFacts(model) {
     providerID: String(providerID ?? ""),
     cost: cost && typeof cost === "object" ? cost : {},
     npm: String(model.api?.npm ?? ""),
-    limit: modelLimits(model.limit),
+    limit: modelLimits(model.limit, reserved),
   };
 }
 
-// The model's limits in tokens, each a whole number (0 when OpenCode gives none).
-function modelLimits(limit) {
+// The model's limits in tokens, each a whole number (0 when OpenCode gives none), and the
+// configured reserve when there is one.
+function modelLimits(limit, reserved) {
   const count = (value) => (Number.isInteger(value) && value > 0 ? value : 0);
-  return { context: count(limit?.context), input: count(limit?.input), output: count(limit?.output) };
+  const limits = { context: count(limit?.context), input: count(limit?.input), output: count(limit?.output) };
+  return reserved === null ? limits : { ...limits, reserved };
+}
+
+// The reserve OpenCode keeps below a model's input limit when the user configured one
+// (`compaction.reserved`, in tokens); null for OpenCode's own.
+function configuredReserve(cfg) {
+  const reserved = cfg?.compaction?.reserved;
+  return Number.isInteger(reserved) && reserved >= 0 ? reserved : null;
 }
 
 // `options.clock` replaces the system clock (tests); OpenCode passes no such option.
@@ -591,7 +601,11 @@ export const DeepmemPlugin = async (input, options) => {
   const compacting = new Set();
   const toasted = new Set();
   const answeredSystem = new Set();
+  let reserved = null;
   const hooks = {
+    config: guarded(async (cfg) => {
+      reserved = configuredReserve(cfg);
+    }),
     "experimental.chat.messages.transform": guarded(async (_input, output) => {
       const messages = output?.messages;
       if (!Array.isArray(messages) || !messages.length) return;
@@ -611,7 +625,7 @@ export const DeepmemPlugin = async (input, options) => {
           session: hookInput.sessionID,
           system: output.system,
           context: contextWindow(hookInput.model),
-          model: modelFacts(hookInput.model),
+          model: modelFacts(hookInput.model, reserved),
         },
         first ? Math.max(engine.settings.deadlineMs, FIRST_SYSTEM_DEADLINE_MS) : engine.settings.deadlineMs,
       );

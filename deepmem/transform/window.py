@@ -3,8 +3,9 @@
 OpenCode 1.18.33 compacts once a step's tokens, as the provider counted them (the request's
 input, cached or not, plus its answer), reach the model's usable window:
 
-- a model with an input limit: that limit less a reserve, the smaller of 20,000 tokens and
-  the model's output cap;
+- a model with an input limit: that limit less a reserve, the one the user configured
+  (`compaction.reserved`, which the plugin reads from OpenCode's config), else the smaller of
+  20,000 tokens and the model's output cap;
 - any other: its context less its output cap;
 - the output cap is the model's output limit, at most 32,000 tokens; a model that gives
   none takes 32,000;
@@ -60,6 +61,8 @@ class ModelLimits(msgspec.Struct, frozen=True):
     context: int = 0
     input: int = 0
     output: int = 0
+    reserved: int | None = None
+    """The reserve the user configured below an input limit (OpenCode's `compaction.reserved`); None for OpenCode's own."""
 
 
 def whole_count(value: Any) -> int:
@@ -70,12 +73,14 @@ def whole_count(value: Any) -> int:
 
 
 def model_limits(model: Any, context_window: int = 0) -> ModelLimits:
-    """The limits of the model OpenCode handed the plugin (`{"limit": {context, input, output}}`); a
-    configured `context_window` replaces its context."""
+    """The limits of the model OpenCode handed the plugin (`{"limit": {context, input, output, reserved?}}`);
+    a configured `context_window` replaces its context."""
     limit = model.get("limit") if isinstance(model, dict) else None
     limit = limit if isinstance(limit, dict) else {}
     context = whole_count(context_window) or whole_count(limit.get("context"))
-    return ModelLimits(context, whole_count(limit.get("input")), whole_count(limit.get("output")))
+    reserved = limit.get("reserved")
+    configured = reserved if isinstance(reserved, int) and not isinstance(reserved, bool) and reserved >= 0 else None
+    return ModelLimits(context, whole_count(limit.get("input")), whole_count(limit.get("output")), configured)
 
 
 def output_reserve(limits: ModelLimits) -> int:
@@ -88,7 +93,8 @@ def usable_tokens(limits: ModelLimits) -> int:
     if not limits.context:
         return 0
     if limits.input:
-        return max(limits.input - min(INPUT_RESERVE_MAX, output_reserve(limits)), 1)
+        reserve = min(INPUT_RESERVE_MAX, output_reserve(limits)) if limits.reserved is None else limits.reserved
+        return max(limits.input - reserve, 1)
     return max(limits.context - output_reserve(limits), 1)
 
 

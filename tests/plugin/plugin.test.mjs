@@ -111,18 +111,33 @@ test("system: a frozen block for the main request, nothing for title or summary 
   assert.equal(summary.system.length, 1);
 });
 
+// The request state the engine saved for the session, unsealed.
+function requestState(project) {
+  const saved = join(project, ".deep-memory", "sessions", sessionID, "request-state.json");
+  const unseal = "import sys; from pathlib import Path; from deepmem.vault.sealed import read_sealed; "
+    + "sys.stdout.buffer.write(read_sealed(Path(sys.argv[1])))";
+  return JSON.parse(execFileSync(PYTHON, ["-c", unseal, saved], { encoding: "utf8" }));
+}
+
 test("system: the model's limits reach the engine, each a whole number or 0", async () => {
   const { hooks, project } = await startPlugin();
   await transform(hooks, history(1));
   const limit = { context: 200000, input: "lots", output: 64000.5 };
   const model = { id: "claude-sonnet-4-5", providerID: "anthropic", cost: {}, limit };
   await hooks["experimental.chat.system.transform"]({ sessionID, model }, { system: ["You are opencode"] });
-  const saved = join(project, ".deep-memory", "sessions", sessionID, "request-state.json");
-  const unseal = "import sys; from pathlib import Path; from deepmem.vault.sealed import read_sealed; "
-    + "sys.stdout.buffer.write(read_sealed(Path(sys.argv[1])))";
-  const state = JSON.parse(execFileSync(PYTHON, ["-c", unseal, saved], { encoding: "utf8" }));
+  const state = requestState(project);
   assert.deepEqual(state.model.limit, { context: 200000, input: 0, output: 0 });
   assert.equal(state.context_window, 200000);
+});
+
+test("system: a reserve configured for compaction reaches the engine with the limits", async () => {
+  const { hooks, project } = await startPlugin();
+  await hooks.config({ compaction: { reserved: 30000 } });
+  await transform(hooks, history(1));
+  const model = { id: "gpt-5", providerID: "openai", cost: {}, limit: { context: 400000, input: 272000, output: 128000 } };
+  await hooks["experimental.chat.system.transform"]({ sessionID, model }, { system: ["You are opencode"] });
+  const state = requestState(project);
+  assert.deepEqual(state.model.limit, { context: 400000, input: 272000, output: 128000, reserved: 30000 });
 });
 
 test("slash commands hand the model a single one-line result", async () => {
