@@ -4,8 +4,9 @@ commands the cut sections lose are still named, on two short lines at the end.
 The block is 1,000 tokens; a checkpoint after a long request is up to 3,000. Cut by section shares alone, the
 files modified (long lines with their code names) and the commands (whole command lines) were the first to go: at
 the split points after long requests the block held 0.64 of the commands the continuation ran where checkpoint.md
-held 0.91 (claude-gitsync), 0.74 of its files where checkpoint.md held 0.97 (swe-gemini3). Paths and commands alone
-are a tenth of the lines they come from, so the block names them all and cuts the rest around them.
+held 0.91 (claude-gitsync), 0.74 of its files where checkpoint.md held 0.97 (swe-gemini3); with the index, 0.89
+and 0.94. Paths and commands alone are a tenth of the lines they come from, so the block names them all and cuts
+the rest around them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def fitted_block(opening: str, close: str, body: str, room: int) -> str:
         if again == index:
             break
         index = again
+    else:  # not settled: the sections are fitted around the last index made, so that the block keeps its room
+        fitted = fitted_sections(body, room - tokens_for_cap(index), around)
     return opening + fitted + ("\n" if index and not fitted.endswith("\n\n") else "") + index + close
 
 
