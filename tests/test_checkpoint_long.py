@@ -8,8 +8,8 @@ from pathlib import Path
 from bench.tokens_o200k import TokenCounter
 from deepmem.checkpoints.api import RESUME_BUDGET_TOKENS, resume_block
 from deepmem.checkpoints.quotes import (
-    FILE_NAMED,
     LOG,
+    NAMES_FILE,
     NAMES_THE_WORK,
     OWN_WORDS,
     PASTED_TEXT,
@@ -119,7 +119,7 @@ def test_a_block_cut_short_still_names_every_file_and_command_the_checkpoint_nam
 def test_a_request_line_naming_a_file_by_a_link_or_in_quotes_goes_first_in_a_block() -> None:
     lines = ["the bug is in the rounding", "see https://github.com/org/repo/blob/abc123/lib/core/scales.py#L377",
              "hdu.writeto('diffbug.fits', overwrite=True)", "nothing else to say here at all"]
-    assert [bool(FILE_NAMED.search(line)) for line in lines] == [False, True, True, False]
+    assert [bool(NAMES_FILE.search(line)) for line in lines] == [False, True, True, False]
 
 
 def test_files_read_and_not_changed_on_one_line_grouped_by_folder(tmp_path: Path) -> None:

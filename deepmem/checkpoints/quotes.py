@@ -21,7 +21,7 @@ REQUEST_FLOOR = 150
 each earlier request kept before the budget was shared)."""
 NAMES_WORK = re.compile(rf"`|{PATH.pattern}|{CODE_NAME.pattern}|^\W*(?:\d+[.)]|(?i:step) \d+)|^\s*\$ |\s--?[a-z][\w-]*(?!\S)")
 """A line that names a file, code, a command (a prompt `$`, a flag) or a numbered step."""
-FILE_NAMED = re.compile(rf"{PATH.pattern}|https?://\S*/[\w.-]+\.[A-Za-z]\w{{0,7}}\b|['\"][\w./-]+\.[A-Za-z]\w{{0,7}}['\"]")
+NAMES_FILE = re.compile(rf"{PATH.pattern}|https?://\S*/[\w.-]+\.[A-Za-z]\w{{0,7}}\b|['\"][\w./-]+\.[A-Za-z]\w{{0,7}}['\"]")
 """A line that names a file: a path, a link to a file (a source file on a forge), a quoted file name
 (`open('out.fits')`)."""
 WORD = re.compile(r"[^\W\d_]{3,}")
@@ -109,7 +109,7 @@ def ranked_quote(lines: list[str], budget: int, said: set[str], work_first: bool
     name files, then those that name code, commands or steps, before the others."""
     costs = [tokens_for_cap(QUOTE + line + "\n") for line in lines]
     kinds = line_kinds(lines)
-    ranked = sorted(range(len(lines)), key=lambda i: (work_first and FILE_NAMED.search(lines[i]) is None,
+    ranked = sorted(range(len(lines)), key=lambda i: (work_first and NAMES_FILE.search(lines[i]) is None,
                                                       work_first and NAMES_WORK.search(lines[i]) is None, kinds[i],
                                                       -len(terms(lines[i]) - said) / costs[i], i))
     kept: dict[int, str] = {}
