@@ -20,12 +20,17 @@ def tool(index: int, name: str, output: str, **inputs: object) -> dict:
     return {"id": f"prt_{index:04d}", "type": "tool", "tool": name, "callID": f"call_{index}", "state": state}
 
 
-def fold(parts: list[dict]) -> WorkingSetBuilder:
-    """The working set after a user prompt and one assistant step per part, settled."""
+def fold(parts: list[dict | str]) -> WorkingSetBuilder:
+    """The working set after a user prompt and one assistant step per part (a string: a new
+    request of the user), settled."""
     builder = FactsBuilder()
     builder.add({"info": {"id": "msg_000", "role": "user"}, "parts": [{"id": "prt_u", "type": "text", "text": "go"}]})
     for index, part in enumerate(parts):
-        builder.add({"info": {"id": f"msg_{index + 1:03d}", "role": "assistant"}, "parts": [part]})
+        if isinstance(part, str):
+            text = {"id": f"prt_u{index}", "type": "text", "text": part}
+            builder.add({"info": {"id": f"msg_{index + 1:03d}", "role": "user"}, "parts": [text]})
+        else:
+            builder.add({"info": {"id": f"msg_{index + 1:03d}", "role": "assistant"}, "parts": [part]})
     builder.working.settle()
     return builder.working
 
@@ -63,6 +68,43 @@ def test_a_view_nothing_used_leaves_once_its_file_is_left_too() -> None:
     assert "prt_0001" not in soon.idle
     working = fold(paged_then_edited(edits) + idle_steps(3 + edits, HOT_STEPS + 2))
     assert "prt_0001" in working.idle and "prt_0001" not in working.whole
+
+
+def test_a_view_an_edit_changed_leaves_though_its_file_is_still_edited() -> None:
+    """An edit changed lines the first view shows, and a page read since is the newest view: what the
+    first shows is no longer the file, so it leaves `hot` steps after its last use though the agent
+    goes on editing the file; an unchanged page stays (see above)."""
+    quote = "result_5 = compute_total(5, factor=3)"
+    parts = [tool(1, "read", SOURCE, filePath="app/a.py"),
+             tool(2, "edit", "ok", filePath="app/a.py", oldString=quote, newString="result_5 = 0"),
+             tool(3, "read", "\n".join(OTHER.split("\n")[:30]), filePath="app/a.py", offset=200)]
+    parts += [tool(4 + n, "edit", "ok", filePath="app/a.py", oldString="x", newString="y") for n in range(HOT_STEPS + 2)]
+    working = fold(parts)
+    assert "prt_0001" in working.uses.changed
+    assert "prt_0001" in working.idle and "prt_0001" not in working.whole
+    assert "prt_0003" not in working.idle
+
+
+def test_the_newest_view_of_a_file_being_edited_stays() -> None:
+    """Edits for a later request that quote nothing it shows still use the newest view of the
+    file they change: it stays in the working set."""
+    parts = [tool(1, "read", SOURCE, filePath="app/a.py"), *idle_steps(2, HOT_STEPS + 2), "fix it"]
+    parts += [tool(40 + n, "edit", "ok", filePath="app/a.py", oldString="x", newString="y") for n in range(HOT_STEPS + 2)]
+    working = fold(parts)
+    assert "prt_0001" not in working.idle and "prt_0001" in working.snapshot()
+
+
+def test_the_newest_view_leaves_once_a_new_request_has_moved_past_it() -> None:
+    """A file read for an earlier request and unused since: its newest view leaves `hot` steps
+    after its last use once the user asked something else; without a new request it stays."""
+    read = tool(1, "read", SOURCE, filePath="app/a.py")
+    kept = fold([read, *idle_steps(2, HOT_STEPS + 2)])
+    assert "prt_0001" in kept.snapshot() and not kept.idle
+    working = fold([read, "now the docs, please", *idle_steps(3, HOT_STEPS + 2)])
+    assert "prt_0001" in working.idle
+    read_again = fold([read, "now the docs, please", *idle_steps(3, HOT_STEPS + 2),
+                       tool(40, "bash", "ok", command="python - <<'EOF'\nresult_7 = compute_total(7, factor=3)\nEOF")])
+    assert "prt_0001" not in read_again.idle, "quoted for the new request: in use again"
 
 
 def test_a_view_quoted_again_comes_back_to_use() -> None:

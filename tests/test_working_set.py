@@ -346,15 +346,34 @@ def test_the_schedule_weighs_views_kept_whole_as_staying() -> None:
 
 def test_the_schedule_weighs_a_page_whole_only_while_the_boundary_s_working_set_holds_it() -> None:
     """A page the next page pushes out of its file's budget may stay whole, but a jump keeps it whole
-    only if the working set held it at the boundary (as the plan does): the sizes weigh it so."""
+    only if the working set held it at the boundary, or it was read within the young steps' span
+    before the boundary (as the plan does): the sizes weigh it so."""
     page = "\n".join(f"{n}: other_{n} = compute_value({n}, scale=3)  # keep" for n in range(700, 1400))
-    later = [
-        tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x"),
-        tool(3, "read", page, filePath="/p/app/big.py", offset=700),
-    ]
-    sizes = session_sizes(worked_on(later, 30), Settings(), FAMILIES["anthropic"])
-    assert sizes.probed[2] == sizes.tokens[2]
-    assert sizes.probed[3] < sizes.tokens[3] - estimate_tokens(BIG) // 2
+    edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
+    young = Settings().tail_steps
+    for at in (3, young + 3):
+        filler = [{"id": f"prt_g{n}", "type": "text", "text": f"step {n}"} for n in range(3, at)]
+        later = [edit, *filler, tool(at, "read", page, filePath="/p/app/big.py", offset=700)]
+        sizes = session_sizes(worked_on(later, 30), Settings(), FAMILIES["anthropic"])
+        assert sizes.probed[at - 1] == sizes.tokens[at - 1]
+        if at - 1 <= young:
+            assert sizes.probed[at] == sizes.tokens[at], "read within the young span before the boundary"
+        else:
+            assert sizes.probed[at] < sizes.tokens[at] - estimate_tokens(BIG) // 2
+
+
+def test_a_jump_keeps_a_page_read_within_the_young_span_before_its_boundary_whole() -> None:
+    """The next page pushes the whole-file read out of its file's budget at step 3: a jump to step
+    4 keeps it whole (the agent paging through a file quotes every page next), a jump to a boundary
+    past the young steps' span after the read cuts it."""
+    page = "\n".join(f"{n}: other_{n} = compute_value({n}, scale=3)  # keep" for n in range(700, 1400))
+    edit = tool(2, "edit", "ok", filePath="/p/app/big.py", oldString="1: value_1", newString="x")
+    messages = worked_on([edit, tool(3, "read", page, filePath="/p/app/big.py", offset=700)], 30)
+    young = Settings().tail_steps
+    for boundary, whole in ((young, True), (young + 2, False)):
+        plan = plan_transform(messages, Settings(), prices=FAMILIES["anthropic"], jumps=(0, boundary))
+        read = apply_transform(messages, plan)[1]["parts"][0]["state"]["output"]
+        assert (read == BIG) is whole, boundary
 
 
 @given(

@@ -56,6 +56,8 @@ TOOLS: dict[str, Tool] = {
     "question": Tool("command", COMMAND_ROUTE, protected=True),
     "todowrite": Tool("command", COMMAND_ROUTE, "todos", protected=True),
     "deep_expand": Tool("command", COMMAND_ROUTE, protected=True),
+    "exitplanmode": Tool("command", COMMAND_ROUTE, protected=True),
+    "plan_exit": Tool("command", COMMAND_ROUTE, protected=True),
 }
 """Tool name → its row (a `memory_*` tool has `MEMORY_TOOL`'s)."""
 

@@ -58,7 +58,7 @@ class WorkingFold:
             self.step += 1
             self.working.step = self.step
         else:
-            self.working.add_named(user_text(message))
+            self.working.add_request(user_text(message))
         for part in message["parts"]:
             if part.get("type") == "patch":
                 for path in part.get("files") or ():
@@ -168,13 +168,14 @@ class WholeViews:
         """Per step k = 0…steps: the tokens that keeping the views of steps ≤ k whole adds to the
         jump to k (`extra`: what one view adds to its message's probe, by message index and part id),
         a view that left its file's views by k left out (a jump keeps only views of the boundary's
-        working set whole, `deepmem.transform.plan`)."""
+        working set whole, and the pages read within `ahead` steps before it, `deepmem.transform.plan`)."""
         seen = [*self.closed, self.views()]
         dropped = self.working_fold.working.dropped
 
         def added(k: int) -> int:
             views = seen[min(k + self.ahead, len(seen) - 1)]
-            return sum(extra(index, part_id) for step, index, part_id in views if step <= k < dropped.get(part_id, k + 1))
+            return sum(extra(index, part_id) for step, index, part_id in views
+                       if step <= k and (k < dropped.get(part_id, k + 1) or step >= k - self.ahead))
 
         while len(self.settled) < min(len(self.closed) - self.ahead, steps + 1):
             self.settled.append(added(len(self.settled)))

@@ -257,11 +257,13 @@ def freeze_batches(
             read = jumped
             ahead.working.settle()
             facts = builder.snapshot()
-            # The views kept whole are those of the boundary's own working set: an older page of a file that a
-            # later read pushed past the file's budget leaves it, though `keep_whole` may still count it whole.
-            # Keeping such pages whole too (`facts.working_set | ahead.working.whole`) was measured and left out:
-            # quoted lines in view +0.2 to +1.4 points, pooled cost +2% to +5% (claude-entire 0.670 -> 0.703).
-            working_set = facts.working_set - ahead.working.idle
+            # The views kept whole are those of the boundary's own working set, and the pages read within the young
+            # steps' span before it that `keep_whole` counts whole: a later read pushed such a page past its file's
+            # budget, out of the set, but the agent paging through a file quotes every page in the edits that follow.
+            # Keeping every page `keep_whole` counts (`facts.working_set | ahead.working.whole`) was measured and
+            # left out: quoted lines in view +0.2 to +1.4 points, pooled cost +2% to +5% (claude-entire 0.670 -> 0.703).
+            young = ahead.working.whole_read_since(done, end, shape.message_steps, boundary - settings.tail_steps)
+            working_set = (facts.working_set | young) - ahead.working.idle
             facts = msgspec.structs.replace(facts, working_set=working_set, whole_views=ahead.working.whole & working_set)
             first = rebased_from.get(boundary, done)
             if boundary in rebased_from:

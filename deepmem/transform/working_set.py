@@ -24,11 +24,16 @@ named it, by its name or by a code name (`humanModified`) that only it shows amo
 files read; its views stay whole until `PriceModel.rent_steps` steps pass without a touch
 (a read, an edit, a naming). Liveness is per view (`deepmem.transform.view_uses`): an output
 nothing used (a quote of its lines, a change of its file while it is the newest view of its
-path, a naming) for as long, while nothing touched its file either, leaves the working set, and
-with it its wholeness: a view other than the newest of its path, the newest once an edit changed
-lines it shows, the latest run of a repeated command; a view a later view shows again leaves at
-once. A view of a file still touched stays: the agent reading or editing the file quotes its
-older pages, and a re-read of a view cut then costs more than its rent. A file read once and not yet edited may be about to be: its
+path, a naming) for as long leaves the working set, and with it its wholeness: a view other
+than the newest of its path, the latest run of a repeated command, and the newest view too
+once nothing used it since the user's latest request. It leaves however hot its file once an
+edit changed lines it shows (what it shows is no longer the file); a view that still shows the
+file waits until nothing touched the file for as long either (the agent reading or editing the
+file quotes its older pages, and a re-read of a view cut then costs more than its rent); a view
+a later view shows again leaves at once. The newest view of a file being changed stays (each
+edit of its file uses it), and so does the newest view of each file read or used for the
+request at hand: the agent reads the files a request is about before it edits the first of
+them, sometimes tens of steps later. A file read once and not yet edited may be about to be: its
 view stays whole for the young steps' span after the read (`tail_steps`). An agent reads a
 whole file and copies its lines into the edits that follow, often several steps later; a
 view cut in the middle makes such an edit fail and the file be read again. The time comes
@@ -213,6 +218,14 @@ class WorkingSetBuilder:
         """Part ids of the outputs that left the working set unused, as of the last settle."""
         self.view_names: dict[str, str] = {}
         """Part id → the file name of a view."""
+        self.asked_at = 0
+        """The first step of the user's latest request."""
+
+    def add_request(self, text: str) -> None:
+        """Note a message of the user: a request, when it says something, and the files it names."""
+        if text.strip():
+            self.asked_at = self.step + 1
+        self.add_named(text)
 
     def add_named(self, text: str) -> None:
         """Note the files a user message or a todo list names: by their names, or by a code name
@@ -346,17 +359,24 @@ class WorkingSetBuilder:
                 latest[view.path] = view.part_id
         return set(latest.values())
 
+    def newest_in_use(self) -> set[str]:
+        """The newest view of each path, no edit changed, that the agent used since the user's latest
+        request (an edit of its file uses it too)."""
+        used = self.uses.used
+        return {part_id for part_id in self.latest_views() - self.uses.changed.keys() if used.get(part_id, -1) >= self.asked_at}
+
     def lapsed(self, outputs: Iterable[str], newest: set[str]) -> frozenset[str]:
         """The outputs past their use: a later view superseded it, or it is not among the `newest`
-        views (of each path, no edit changed) and nothing used it, nor touched its file (a read, an
-        edit, a naming), for `hot` steps (one pass over every output at every settle: kept to
-        plain lookups)."""
+        views in use and nothing used it for `hot` steps, while an edit changed lines it shows or
+        nothing touched its file (a read, an edit, a naming) for as long either (one pass over every
+        output at every settle: kept to plain lookups)."""
         since = self.step - self.hot
-        superseded, used, touched, names = self.uses.superseded, self.uses.used, self.touched, self.view_names
+        superseded, used, changed = self.uses.superseded, self.uses.used, self.uses.changed
+        touched, names = self.touched, self.view_names
         return frozenset(
             part_id for part_id in outputs
             if part_id in superseded or (part_id not in newest and used.get(part_id, since) < since
-                                         and touched.get(names.get(part_id, ""), -1) < since))
+                                         and (part_id in changed or touched.get(names.get(part_id, ""), -1) < since)))
 
     def file_views(self, name: str, views: Iterable[View]) -> frozenset[str]:
         """Part ids of the working-set views among these views of files called `name`: the latest
@@ -412,6 +432,11 @@ class WorkingSetBuilder:
             recent.setdefault(name, self.touched[name])
         return recent
 
+    def whole_read_since(self, first: int, end: int, message_steps: tuple[int, ...], step: int) -> frozenset[str]:
+        """The views kept whole now that messages `first` … `end`−1 hold, read at `step` or later."""
+        return frozenset(part_id for part_id in self.whole
+                         if first <= self.where[part_id] < end and message_steps[self.where[part_id]] >= step)
+
     def keep_whole(self) -> None:
         """Note the working-set outputs past their use (`lapsed`), which leave the set, then choose
         the views kept whole now, and note when the others stopped being whole: the working-set
@@ -423,8 +448,7 @@ class WorkingSetBuilder:
             for name, touch in self.recently_touched(max(self.hot, self.fresh)).items()
             if name in self.files and touch >= self.step - (self.hot if self.worked_on(name) else self.fresh)
         )
-        newest = self.latest_views() - self.uses.changed.keys()
-        idle = self.lapsed(self.file_outputs.union(self.repeated.values()), newest)
+        idle = self.lapsed(self.file_outputs.union(self.repeated.values()), self.newest_in_use())
         for part_id in idle - self.idle:
             self.left[part_id] = self.step
         self.idle = idle
